@@ -1,0 +1,60 @@
+/* main.c — the `lockstep` front end: a table of subcommands and their one-line
+ * help. Everything else lives in the libraries the subcommands call. */
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+
+#ifndef LOCKSTEP_HAVE_ANALYZER
+/* Built without libclang (e.g. on a GPU node): say so instead of pretending. */
+int ls_cmd_lint(int argc, char **argv) {
+  (void)argc;
+  (void)argv;
+  fprintf(stderr, "lockstep: this build has no analyzer (configured with "
+                  "-DLOCKSTEP_ANALYZER=OFF); `lint` is unavailable\n");
+  return 2;
+}
+#endif
+
+struct subcommand {
+  const char *name;
+  int (*fn)(int argc, char **argv);
+  const char *summary;
+};
+
+static const struct subcommand subcommands[] = {
+    {"lint", ls_cmd_lint, "find rank-divergent collectives and unbalanced groups in C/C++/CUDA sources"},
+    {"run", ls_cmd_run, "run a command with liblockstep.so preloaded, writing one trace per rank"},
+    {"compare", ls_cmd_compare, "align the ranks' traces and name the first divergence"},
+    {"trace", ls_cmd_trace, "export traces as JSON or as a Perfetto/Chrome timeline"},
+    {"confirm", ls_cmd_confirm, "join lint findings with run traces: confirmed / exercised / not exercised"},
+};
+
+static void usage(FILE *out) {
+  fprintf(out, "usage: lockstep <command> [options]\n\ncommands:\n");
+  for (size_t i = 0; i < sizeof subcommands / sizeof subcommands[0]; i++)
+    fprintf(out, "  %-9s %s\n", subcommands[i].name, subcommands[i].summary);
+  fprintf(out, "\n`lockstep <command> --help` describes each command.\n"
+               "Exit codes: 0 clean, 1 findings or divergence, 2 usage or input error.\n");
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    usage(stderr);
+    return 2;
+  }
+  if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+    usage(stdout);
+    return 0;
+  }
+  if (!strcmp(argv[1], "--version")) {
+    printf("lockstep %s\n", LOCKSTEP_VERSION);
+    return 0;
+  }
+  for (size_t i = 0; i < sizeof subcommands / sizeof subcommands[0]; i++)
+    if (!strcmp(argv[1], subcommands[i].name))
+      return subcommands[i].fn(argc - 1, argv + 1);
+  fprintf(stderr, "lockstep: unknown command '%s'\n\n", argv[1]);
+  usage(stderr);
+  return 2;
+}
