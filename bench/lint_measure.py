@@ -1,0 +1,294 @@
+#!/usr/bin/env python3
+"""lint_measure.py — time `lockstep lint` against `clang -fsyntax-only` on the
+same translation units with the same flags and print markdown tables.
+
+Runs are interleaved (lint, clang, lint+phase shim, lint, clang, ...) after one
+discarded warm-up of each, and medians are reported, because the machine is
+shared and noisy. Peak RSS comes from `/usr/bin/time -f %M`. The phase shim
+(lint_phase.c, preloaded only into its own runs) splits lint into the libclang
+parse and the rest. Called by lint_bench.sh; not a test.
+"""
+import argparse
+import json
+import math
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+CUDA_INC = "/usr/local/cuda/include"
+MPI_INC = ["/usr/lib/x86_64-linux-gnu/openmpi/include",
+           "/usr/lib/x86_64-linux-gnu/openmpi/include/openmpi"]
+# What lint does for .cu (issue 2): host-side parse, no CUDA wrapper headers.
+CUDA_FLAGS = ["-x", "cuda", "--cuda-host-only", "-nocudainc", "-Wno-unknown-cuda-version"]
+
+
+def flags_for(path, extra):
+    """The flags both tools get for one file (lint after `--`)."""
+    f = []
+    if path.endswith(".cu"):
+        f += CUDA_FLAGS
+    f += ["-I" + CUDA_INC] + ["-I" + d for d in MPI_INC]
+    return f + extra
+
+
+def count_lines(paths):
+    n = 0
+    for p in paths:
+        with open(p, "rb") as fh:
+            n += fh.read().count(b"\n")
+    return n
+
+
+class Runner:
+    def __init__(self, a):
+        self.a = a
+        self.tmp = tempfile.mkdtemp(prefix="lint_bench_")
+
+    def timed(self, cmd, out=None):
+        """One run: (wall seconds, peak RSS KiB, cpu seconds, exit code)."""
+        tf = os.path.join(self.tmp, "time.txt")
+        full = ["/usr/bin/time", "-f", "%M %U %S", "-o", tf] + cmd
+        sink = open(out, "w") if out else subprocess.DEVNULL
+        # Blocking wait4 plus a kill timer: subprocess's own timeout polls with
+        # sleeps of up to 50 ms, which would quantize every wall time.
+        t0 = time.perf_counter()
+        p = subprocess.Popen(full, stdout=sink, stderr=subprocess.STDOUT if out else sink)
+        timer = threading.Timer(self.a.timeout, p.kill)
+        timer.start()
+        _, status, _ = os.wait4(p.pid, 0)
+        wall = time.perf_counter() - t0
+        timer.cancel()
+        p.returncode = os.waitstatus_to_exitcode(status)
+        if out:
+            sink.close()
+        if os.WIFSIGNALED(status):
+            return None
+        rc = p.returncode
+        with open(tf) as fh:
+            last = fh.read().strip().splitlines()[-1].split()
+        return wall, int(last[0]), float(last[1]) + float(last[2]), rc
+
+    def lint_cmd(self, files, flags):
+        return [self.a.lockstep, "lint"] + self.a.lint_opt + files + ["--"] + flags
+
+    def clang_cmd(self, files, flags):
+        return [self.a.clang, "-fsyntax-only"] + flags + files
+
+    def measure(self, name, files, flags):
+        lint, clang = self.lint_cmd(files, flags), self.clang_cmd(files, flags)
+        phase_out = os.path.join(self.tmp, "phase.txt")
+        diag_out = os.path.join(self.tmp, "diag.txt")
+        # The shim is preloaded through env(1) after /usr/bin/time, so that
+        # only lint (not time itself) carries it.
+        plint = ["env", "LD_PRELOAD=" + self.a.phase_shim,
+                 "LOCKSTEP_BENCH_PHASE_OUT=" + phase_out] + lint
+        res = {"name": name, "files": files, "lines": count_lines(files), "flags": flags,
+               "lint": [], "clang": [], "phase": [], "error": None}
+        # Warm-up (page cache, dynamic loader): discarded, but checked.
+        w = self.timed(clang)
+        if w is None or w[3] != 0:
+            res["error"] = "clang -fsyntax-only failed (rc=%s): %s" % (
+                w and w[3], " ".join(clang))
+            return res
+        w = self.timed(lint, out=diag_out)
+        if w is None:
+            res["error"] = "lint timed out (> %ds)" % self.a.timeout
+            return res
+        if w[3] not in (0, 1):
+            with open(diag_out, errors="replace") as fh:
+                res["error"] = "lint rc=%d: %s" % (w[3], fh.read()[-400:])
+            return res
+        with open(diag_out, errors="replace") as fh:
+            diag = fh.read()
+        res["findings"] = len(re.findall(r": warning: .*\[[a-z-]+\]", diag))
+        res["tu_errors"] = len(re.findall(r": (?:fatal )?error: ", diag))
+        for _ in range(self.a.runs):
+            for key, cmd in (("lint", lint), ("clang", clang), ("phase", plint)):
+                if key == "phase" and not self.a.phase_shim:
+                    continue
+                if key == "phase" and os.path.exists(phase_out):
+                    os.unlink(phase_out)
+                r = self.timed(cmd)
+                if r is None:
+                    res["error"] = "%s timed out (> %ds)" % (key, self.a.timeout)
+                    return res
+                if key == "phase":
+                    with open(phase_out) as fh:
+                        kv = dict(x.split("=") for x in fh.read().split())
+                    r = r + ({k: int(v) for k, v in kv.items()},)
+                res[key].append(r)
+        return res
+
+
+def med(xs):
+    return statistics.median(xs) if xs else float("nan")
+
+
+def summarize(res):
+    s = {"name": res["name"], "lines": res["lines"], "error": res["error"],
+         "findings": res.get("findings"), "tu_errors": res.get("tu_errors")}
+    if res["error"]:
+        return s
+    s["lint_s"] = med([r[0] for r in res["lint"]])
+    s["clang_s"] = med([r[0] for r in res["clang"]])
+    s["lint_kib"] = med([r[1] for r in res["lint"]])
+    s["clang_kib"] = med([r[1] for r in res["clang"]])
+    s["lint_cpu"] = med([r[2] for r in res["lint"]])
+    s["clang_cpu"] = med([r[2] for r in res["clang"]])
+    s["time_x"] = s["lint_s"] / s["clang_s"]
+    s["mem_x"] = s["lint_kib"] / s["clang_kib"]
+    if res["phase"]:
+        s["parse_s"] = med([r[4]["parse_ns"] / 1e9 for r in res["phase"]])
+        s["rest_s"] = med([(r[4]["process_ns"] - r[4]["parse_ns"] - r[4]["dispose_ns"]) / 1e9
+                           for r in res["phase"]])
+        s["dispose_s"] = med([r[4]["dispose_ns"] / 1e9 for r in res["phase"]])
+    return s
+
+
+def fmt(x, nd=3):
+    return "—" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{nd}f}"
+
+
+def verdict(s, tmax, mmax):
+    t = "ok" if s["time_x"] <= tmax else "**over**"
+    m = "ok" if s["mem_x"] <= mmax else "**over**"
+    return f"time {t}, mem {m}"
+
+
+HDR = ("| input | lines | findings | lint s | clang s | **time ×** | lint MiB | clang MiB "
+       "| **mem ×** | lint parse s | lint rest s | verdict |\n"
+       "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+
+
+def row(s, a):
+    if s["error"]:
+        return f"| {s['name']} | {s['lines']} | — | error: {s['error'][:120]} |||||||||"
+    return (f"| {s['name']} | {s['lines']} | {s['findings']} | {fmt(s['lint_s'])} | "
+            f"{fmt(s['clang_s'])} | **{s['time_x']:.2f}** | {s['lint_kib'] / 1024:.1f} | "
+            f"{s['clang_kib'] / 1024:.1f} | **{s['mem_x']:.2f}** | {fmt(s.get('parse_s'))} | "
+            f"{fmt(s.get('rest_s'))} | {verdict(s, a.time_target, a.mem_target)} |")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--lockstep", required=True)
+    ap.add_argument("--clang", required=True)
+    ap.add_argument("--phase-shim", default="")
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--timeout", type=int, default=300)
+    ap.add_argument("--time-target", type=float, default=1.3)
+    ap.add_argument("--mem-target", type=float, default=1.5)
+    ap.add_argument("--lint-opt", action="append", default=[],
+                    help="extra option for `lockstep lint` (before the files)")
+    ap.add_argument("--fixtures", nargs="*", default=[], help="fixture files, one TU each")
+    ap.add_argument("--tu", action="append", default=[], metavar="NAME=FILE",
+                    help="a named TU (real-world, generated)")
+    ap.add_argument("--series", action="append", default=[], metavar="K=FILE",
+                    help="the linearity series: function scaled K x (K=0: empty baseline)")
+    ap.add_argument("--json", help="write raw results here")
+    a = ap.parse_args()
+    r = Runner(a)
+    raw = {"fixtures": [], "tus": [], "series": []}
+
+    def note(msg):
+        print(msg, file=sys.stderr, flush=True)
+
+    for f in a.fixtures:
+        note(f"lint_measure: {f}")
+        raw["fixtures"].append(r.measure(f, [f], flags_for(f, [])))
+    # All fixtures of one language in a single invocation: lint's per-run cost
+    # (rules, start-up) amortized, as a user linting a project would see it.
+    for ext in (".c", ".cu"):
+        group = [f for f in a.fixtures if f.endswith(ext)]
+        if len(group) > 1:
+            note(f"lint_measure: all {ext} fixtures in one invocation")
+            raw["tus"].append(r.measure(f"all {len(group)} fixtures/**/*{ext}, one invocation",
+                                        group, flags_for(group[0], [])))
+    for spec in a.tu:
+        name, f = spec.split("=", 1)
+        note(f"lint_measure: {name}")
+        raw["tus"].append(r.measure(name, [f], flags_for(f, [])))
+    for spec in a.series:
+        k, f = spec.split("=", 1)
+        note(f"lint_measure: series {k}x")
+        m = r.measure(f"single function {k}×", [f], flags_for(f, []))
+        m["k"] = int(k)
+        raw["series"].append(m)
+
+    out = []
+    fx = [summarize(x) for x in raw["fixtures"]]
+    ok = [s for s in fx if not s["error"]]
+    tus = [summarize(x) for x in raw["tus"]]
+    out.append(f"Medians of {a.runs} interleaved runs each; targets: time × ≤ {a.time_target}, "
+               f"mem × ≤ {a.mem_target}. *lint parse/rest*: from the phase shim "
+               "(libclang parse calls vs everything else in the process).\n")
+    out.append(HDR)
+    if ok:
+        agg = {"name": f"fixtures: {len(ok)} TUs one by one (sum of medians; mem: worst file)",
+               "lines": sum(s["lines"] for s in ok), "error": None,
+               "findings": sum(s["findings"] for s in ok)}
+        for k in ("lint_s", "clang_s", "parse_s", "rest_s"):
+            agg[k] = sum(s.get(k, 0.0) for s in ok)
+        worst_mem = max(ok, key=lambda s: s["mem_x"])
+        agg["lint_kib"], agg["clang_kib"] = worst_mem["lint_kib"], worst_mem["clang_kib"]
+        agg["time_x"] = agg["lint_s"] / agg["clang_s"]
+        agg["mem_x"] = worst_mem["mem_x"]
+        out.append(row(agg, a))
+        worst = max(ok, key=lambda s: s["time_x"])
+        out.append(row(dict(worst, name=f"worst fixture (time): {worst['name']}"), a))
+    for s in tus:
+        out.append(row(s, a))
+    bad = [s for s in fx if s["error"]]
+    if bad:
+        out.append("\nFixtures not measured: " + "; ".join(f"{s['name']}: {s['error'][:100]}"
+                                                        for s in bad))
+
+    ser = sorted([summarize(x) | {"k": x["k"]} for x in raw["series"]], key=lambda s: s["k"])
+    if ser:
+        out.append("\n**Linearity** (one function scaled K×; *analysis* = lint process time "
+                   "outside libclang's parse/dispose, from the phase shim; Δ = minus the "
+                   "K=0 baseline, i.e. the same TU with an empty function):\n")
+        out.append("| K | lines | findings | lint s | clang s | lint − clang s | lint parse s "
+                   "| analysis s | Δ analysis s | Δ / K | Δ(K)/Δ(1) (linear: K) |")
+        out.append("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        base = next((s for s in ser if s["k"] == 0 and not s["error"]), None)
+        one = None
+        for s in ser:
+            if s["error"]:
+                out.append(f"| {s['k']} | {s['lines']} | error: {s['error'][:100]} ||||||||")
+                continue
+            d = s.get("rest_s", float("nan")) - (base.get("rest_s", 0.0) if base else 0.0)
+            if s["k"] == 1:
+                one = d
+            per = d / s["k"] if s["k"] else float("nan")
+            rel = d / one if one and s["k"] else float("nan")
+            out.append(f"| {s['k']} | {s['lines']} | {s['findings']} | {fmt(s['lint_s'])} | "
+                       f"{fmt(s['clang_s'])} | {fmt(s['lint_s'] - s['clang_s'])} | "
+                       f"{fmt(s.get('parse_s'))} | {fmt(s.get('rest_s'))} | {fmt(d)} | "
+                       f"{fmt(per, 4)} | {fmt(rel, 1)} |")
+        pts = [(s["k"], s.get("rest_s", 0.0) - (base.get("rest_s", 0.0) if base else 0.0))
+               for s in ser if not s["error"] and s["k"] > 0]
+        pts = [(k, d) for k, d in pts if d > 0]
+        if len(pts) >= 2:
+            (k0, d0), (k1, d1) = pts[0], pts[-1]
+            expo = math.log(d1 / d0) / math.log(k1 / k0)
+            out.append(f"\nGrowth exponent of Δ analysis from K={k0} to K={k1}: "
+                       f"**{expo:.2f}** (1.0 = linear, 2.0 = quadratic).")
+    if ok:
+        out.append("\n<details><summary>Per fixture</summary>\n")
+        out.append(HDR)
+        out += [row(s, a) for s in sorted(ok, key=lambda s: -s["time_x"])]
+        out.append("\n</details>")
+    print("\n".join(out))
+    if a.json:
+        with open(a.json, "w") as fh:
+            json.dump({"raw": raw, "fixtures": fx, "tus": tus, "series": ser}, fh, indent=1)
+
+
+if __name__ == "__main__":
+    main()
