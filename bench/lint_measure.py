@@ -141,12 +141,14 @@ def summarize(res):
     s["lint_cpu"] = med([r[2] for r in res["lint"]])
     s["clang_cpu"] = med([r[2] for r in res["clang"]])
     s["time_x"] = s["lint_s"] / s["clang_s"]
+    s["cpu_x"] = s["lint_cpu"] / s["clang_cpu"] if s["clang_cpu"] > 0 else float("nan")
     s["mem_x"] = s["lint_kib"] / s["clang_kib"]
     if res["phase"]:
         s["parse_s"] = med([r[4]["parse_ns"] / 1e9 for r in res["phase"]])
         s["rest_s"] = med([(r[4]["process_ns"] - r[4]["parse_ns"] - r[4]["dispose_ns"]) / 1e9
                            for r in res["phase"]])
         s["dispose_s"] = med([r[4]["dispose_ns"] / 1e9 for r in res["phase"]])
+        s["visit_s"] = med([r[4].get("visit_ns", 0) / 1e9 for r in res["phase"]])
     return s
 
 
@@ -160,18 +162,20 @@ def verdict(s, tmax, mmax):
     return f"time {t}, mem {m}"
 
 
-HDR = ("| input | lines | findings | lint s | clang s | **time ×** | lint MiB | clang MiB "
-       "| **mem ×** | lint parse s | lint rest s | verdict |\n"
-       "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+HDR = ("| input | lines | findings | lint s | clang s | **time ×** | cpu × | lint MiB | clang MiB "
+       "| **mem ×** | lint parse s | lint walk s | lint rest s | verdict |\n"
+       "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
 
 
 def row(s, a):
     if s["error"]:
-        return f"| {s['name']} | {s['lines']} | — | error: {s['error'][:120]} |||||||||"
+        return f"| {s['name']} | {s['lines']} | — | error: {s['error'][:120]} |||||||||||"
     return (f"| {s['name']} | {s['lines']} | {s['findings']} | {fmt(s['lint_s'])} | "
-            f"{fmt(s['clang_s'])} | **{s['time_x']:.2f}** | {s['lint_kib'] / 1024:.1f} | "
+            f"{fmt(s['clang_s'])} | **{s['time_x']:.2f}** | {fmt(s.get('cpu_x'), 2)} | "
+            f"{s['lint_kib'] / 1024:.1f} | "
             f"{s['clang_kib'] / 1024:.1f} | **{s['mem_x']:.2f}** | {fmt(s.get('parse_s'))} | "
-            f"{fmt(s.get('rest_s'))} | {verdict(s, a.time_target, a.mem_target)} |")
+            f"{fmt(s.get('visit_s'))} | {fmt(s.get('rest_s', 0) - s.get('visit_s', 0))} | "
+            f"{verdict(s, a.time_target, a.mem_target)} |")
 
 
 def main():
@@ -224,19 +228,22 @@ def main():
     fx = [summarize(x) for x in raw["fixtures"]]
     ok = [s for s in fx if not s["error"]]
     tus = [summarize(x) for x in raw["tus"]]
-    out.append(f"Medians of {a.runs} interleaved runs each; targets: time × ≤ {a.time_target}, "
+    out.append(f"Medians of {a.runs} interleaved runs each (wall time; *cpu ×*: user+sys, less sensitive to a busy machine); targets: time × ≤ {a.time_target}, "
                f"mem × ≤ {a.mem_target}. *lint parse/rest*: from the phase shim "
-               "(libclang parse calls vs everything else in the process).\n")
+               "(time inside libclang's parse calls), *walk* (inside outermost clang_visitChildren: the AST "
+               "walk and its callbacks), *rest* (the remainder of the process after the shim's "
+               "constructor: rules, CFG, taint, checks, output; dynamic loading is before it).\n")
     out.append(HDR)
     if ok:
         agg = {"name": f"fixtures: {len(ok)} TUs one by one (sum of medians; mem: worst file)",
                "lines": sum(s["lines"] for s in ok), "error": None,
                "findings": sum(s["findings"] for s in ok)}
-        for k in ("lint_s", "clang_s", "parse_s", "rest_s"):
+        for k in ("lint_s", "clang_s", "parse_s", "rest_s", "visit_s", "lint_cpu", "clang_cpu"):
             agg[k] = sum(s.get(k, 0.0) for s in ok)
         worst_mem = max(ok, key=lambda s: s["mem_x"])
         agg["lint_kib"], agg["clang_kib"] = worst_mem["lint_kib"], worst_mem["clang_kib"]
         agg["time_x"] = agg["lint_s"] / agg["clang_s"]
+        agg["cpu_x"] = agg["lint_cpu"] / agg["clang_cpu"] if agg["clang_cpu"] else float("nan")
         agg["mem_x"] = worst_mem["mem_x"]
         out.append(row(agg, a))
         worst = max(ok, key=lambda s: s["time_x"])
@@ -251,16 +258,16 @@ def main():
     ser = sorted([summarize(x) | {"k": x["k"]} for x in raw["series"]], key=lambda s: s["k"])
     if ser:
         out.append("\n**Linearity** (one function scaled K×; *analysis* = lint process time "
-                   "outside libclang's parse/dispose, from the phase shim; Δ = minus the "
-                   "K=0 baseline, i.e. the same TU with an empty function):\n")
+                   "outside libclang's parse/dispose (AST walk included), from the phase shim; "
+                   "Δ = minus the K=0 baseline, i.e. the same TU with an empty function):\n")
         out.append("| K | lines | findings | lint s | clang s | lint − clang s | lint parse s "
-                   "| analysis s | Δ analysis s | Δ / K | Δ(K)/Δ(1) (linear: K) |")
-        out.append("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+                   "| of it walk s | analysis s | Δ analysis s | Δ / K | Δ(K)/Δ(1) (linear: K) |")
+        out.append("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         base = next((s for s in ser if s["k"] == 0 and not s["error"]), None)
         one = None
         for s in ser:
             if s["error"]:
-                out.append(f"| {s['k']} | {s['lines']} | error: {s['error'][:100]} ||||||||")
+                out.append(f"| {s['k']} | {s['lines']} | error: {s['error'][:100]} ||||||||||")
                 continue
             d = s.get("rest_s", float("nan")) - (base.get("rest_s", 0.0) if base else 0.0)
             if s["k"] == 1:
@@ -269,7 +276,8 @@ def main():
             rel = d / one if one and s["k"] else float("nan")
             out.append(f"| {s['k']} | {s['lines']} | {s['findings']} | {fmt(s['lint_s'])} | "
                        f"{fmt(s['clang_s'])} | {fmt(s['lint_s'] - s['clang_s'])} | "
-                       f"{fmt(s.get('parse_s'))} | {fmt(s.get('rest_s'))} | {fmt(d)} | "
+                       f"{fmt(s.get('parse_s'))} | {fmt(s.get('visit_s'))} | "
+                       f"{fmt(s.get('rest_s'))} | {fmt(d)} | "
                        f"{fmt(per, 4)} | {fmt(rel, 1)} |")
         pts = [(s["k"], s.get("rest_s", 0.0) - (base.get("rest_s", 0.0) if base else 0.0))
                for s in ser if not s["error"] and s["k"] > 0]
