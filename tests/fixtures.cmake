@@ -1,0 +1,73 @@
+# tests/fixtures.cmake — the NCCL fixtures (fixtures/{nccl,clean,examples}) as ctest entries.
+# Per fixture: a compile check (the fixture must stay a real MPI + NCCL program: mpicc for
+# .c, nvcc for .cu; skipped visibly, exit 77, where the compiler or NCCL headers are absent)
+# and `lockstep lint --verify` against its inline expectations; plus one check of the set.
+# fixtures/mpi/ has its own fragment.
+
+find_path(LOCKSTEP_CUDA_INCLUDE_DIR nccl.h
+          HINTS ENV CUDA_HOME ENV CUDA_PATH /usr/local/cuda
+          PATH_SUFFIXES include NO_CACHE)
+if(NOT LOCKSTEP_CUDA_INCLUDE_DIR)
+  set(LOCKSTEP_CUDA_INCLUDE_DIR "/usr/local/cuda/include")
+endif()
+get_filename_component(_fx_cuda_root "${LOCKSTEP_CUDA_INCLUDE_DIR}" DIRECTORY)
+set(LOCKSTEP_CUDA_LIB_DIR "${_fx_cuda_root}/lib64")
+if(NOT EXISTS "${LOCKSTEP_CUDA_LIB_DIR}/libnccl.so")
+  set(LOCKSTEP_CUDA_LIB_DIR "${_fx_cuda_root}/lib")
+endif()
+find_program(LOCKSTEP_NVCC nvcc HINTS ENV CUDA_HOME /usr/local/cuda PATH_SUFFIXES bin)
+
+# MPI: the top level looks for it when LOCKSTEP_MPI is on; look again quietly otherwise,
+# the fixtures need mpi.h whatever the recorder is built with.
+if(NOT MPI_C_FOUND)
+  find_package(MPI COMPONENTS C QUIET)
+endif()
+set(_fx_mpicc "${MPI_C_COMPILER}")
+set(_fx_mpi_includes ${MPI_C_INCLUDE_DIRS})
+if(NOT _fx_mpi_includes AND _fx_mpicc)
+  execute_process(COMMAND ${_fx_mpicc} --showme:incdirs OUTPUT_VARIABLE _fx_out
+                  OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET RESULT_VARIABLE _fx_rc)
+  if(_fx_rc EQUAL 0)
+    separate_arguments(_fx_mpi_includes UNIX_COMMAND "${_fx_out}")
+  endif()
+endif()
+
+set(_fx_lint_flags -I${LOCKSTEP_CUDA_INCLUDE_DIR})
+foreach(_d ${_fx_mpi_includes})
+  list(APPEND _fx_lint_flags -I${_d})
+endforeach()
+
+file(GLOB LOCKSTEP_FIXTURES CONFIGURE_DEPENDS
+     ${PROJECT_SOURCE_DIR}/fixtures/nccl/*.c ${PROJECT_SOURCE_DIR}/fixtures/nccl/*.cu
+     ${PROJECT_SOURCE_DIR}/fixtures/clean/*.c ${PROJECT_SOURCE_DIR}/fixtures/clean/*.cu
+     ${PROJECT_SOURCE_DIR}/fixtures/examples/*.c ${PROJECT_SOURCE_DIR}/fixtures/examples/*.cu)
+
+set(_fx_have_lint OFF)
+if(LOCKSTEP_ANALYZER AND TARGET lockstep)
+  set(_fx_have_lint ON)
+endif()
+
+foreach(_fx ${LOCKSTEP_FIXTURES})
+  file(RELATIVE_PATH _rel ${PROJECT_SOURCE_DIR}/fixtures ${_fx})
+  string(REGEX REPLACE "[/]" "." _name "${_rel}")
+  add_test(NAME fixture.compile.${_name}
+           COMMAND bash ${PROJECT_SOURCE_DIR}/tests/fixtures/compile_fixture.sh ${_fx}
+                   ${CMAKE_CURRENT_BINARY_DIR}/fixtures_bin ${LOCKSTEP_CUDA_INCLUDE_DIR}
+                   ${LOCKSTEP_CUDA_LIB_DIR} "${_fx_mpicc}" "${LOCKSTEP_NVCC}" ${_fx_mpi_includes})
+  set_tests_properties(fixture.compile.${_name} PROPERTIES TIMEOUT 180 SKIP_RETURN_CODE 77
+                       LABELS "fixtures;compile")
+  if(_fx_have_lint)
+    add_test(NAME fixture.verify.${_name}
+             COMMAND lockstep lint --verify ${_fx} -- ${_fx_lint_flags}
+             WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+    set_tests_properties(fixture.verify.${_name} PROPERTIES TIMEOUT 120
+                         LABELS "fixtures;verify")
+  endif()
+endforeach()
+
+if(NOT _fx_have_lint)
+  # Visible in ctest's summary instead of silently missing.
+  add_test(NAME fixture.verify.unavailable
+           COMMAND sh -c "echo 'SKIP: lockstep was built without the analyzer (LOCKSTEP_ANALYZER=OFF)'; exit 77")
+  set_tests_properties(fixture.verify.unavailable PROPERTIES SKIP_RETURN_CODE 77)
+endif()
