@@ -1,0 +1,765 @@
+#!/usr/bin/env python3
+"""suite.py — runs the GPU suite (issue 5 items 1-4, issue 3's GPU test and benchmark)
+on one machine with NRANKS GPUs and writes the report and raw results. Called by
+run_all.sh after it has built lockstep and the programs; not meant to be run alone.
+
+Every child runs under `timeout` in its own session and is killed with its group at
+the limit; every step also yields to a global deadline, so the whole suite ends by
+itself. A step that cannot run (tool missing, time spent) is recorded as such, never
+silently dropped. Output (<= 8 files): the report .md, native_semantics.csv,
+completion_timing.csv, failure_matrix.json, torch.json, bench_allreduce.csv,
+summary.json, logs.tar.gz.
+"""
+import argparse
+import csv
+import datetime
+import glob
+import json
+import os
+import re
+import signal
+import statistics
+import subprocess
+import sys
+import tarfile
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import traces  # noqa: E402
+
+VARIANTS = ["group-end-without-start", "nested-depth-two", "two-user-streams",
+            "async-error-after-success", "invalid-root-group-cleanup",
+            "valid-op-after-group-error", "nonblocking-init-poll", "nonblocking-group-poll",
+            "nonblocking-finalize-poll"]
+
+
+def pct(v, p):
+    v = sorted(v)
+    if not v:
+        return float("nan")
+    return v[min(len(v) - 1, max(0, int(round(p * (len(v) - 1)))))]
+
+
+def cv(v):
+    if len(v) < 2:
+        return float("nan")
+    m = statistics.mean(v)
+    return statistics.stdev(v) / m * 100 if m else float("nan")
+
+
+def f3(x):
+    return "n/a" if x is None or x != x else f"{x:.3f}"
+
+
+class Suite:
+    def __init__(self, a):
+        self.n = a.nranks
+        self.out = a.out
+        self.work = a.work
+        self.ls = a.lockstep
+        self.bin = a.bin
+        self.root = a.root
+        self.t0 = time.monotonic()
+        self.deadline = self.t0 + a.budget
+        self.logs = os.path.join(self.work, "logs")
+        os.makedirs(self.logs, exist_ok=True)
+        os.makedirs(self.out, exist_ok=True)
+        self.summary = {"nranks": self.n, "date": a.date, "machine": a.machine, "steps": {},
+                        "lockstep": {}, "notes": []}
+        self.md = []
+        self.have_run = False
+        self.have_tool = {}
+
+    # ---------------------------------------------------------------- running
+    def left(self):
+        return self.deadline - time.monotonic()
+
+    def run(self, name, argv, timeout, env=None, stdout_file=None, cwd=None):
+        """Run argv under `timeout`; returns (rc, [(t_mono, line)], elapsed_s).
+        Lines are stamped on arrival, so report delays can be measured."""
+        timeout = max(1, min(timeout, int(self.left()) - 3))
+        full = ["timeout", "-k", "3", str(timeout)] + [str(x) for x in argv]
+        t0 = time.monotonic()
+        lines = []
+        out_f = open(stdout_file, "w") if stdout_file else None
+        try:
+            p = subprocess.Popen(full, stdout=out_f or subprocess.PIPE,
+                                 stderr=subprocess.PIPE if out_f else subprocess.STDOUT,
+                                 env=env, cwd=cwd, start_new_session=True)
+        except OSError as e:
+            if out_f:
+                out_f.close()
+            return 127, [(t0, f"cannot start {argv[0]}: {e}")], 0.0
+        stream = p.stderr if out_f else p.stdout
+
+        def reader():
+            for raw in iter(stream.readline, b""):
+                lines.append((time.monotonic(), raw.decode("utf-8", "replace").rstrip("\n")))
+
+        th = threading.Thread(target=reader, daemon=True)
+        th.start()
+        try:
+            rc = p.wait(timeout + 6)
+        except subprocess.TimeoutExpired:
+            try:
+                os.killpg(p.pid, signal.SIGKILL)
+            except OSError:
+                pass
+            rc = p.wait()
+        # torchrun/mpirun children may outlive the launcher: end the session's group.
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        th.join(3)
+        if out_f:
+            out_f.close()
+        el = time.monotonic() - t0
+        with open(os.path.join(self.logs, name + ".log"), "w") as f:
+            f.write(f"$ {' '.join(full)}\n# rc={rc} elapsed={el:.2f}s\n")
+            for t, ln in lines:
+                f.write(f"[{t - t0:8.3f}] {ln}\n")
+        print(f"  [{time.monotonic() - self.t0:6.1f}s] {name}: rc={rc} ({el:.1f}s)", flush=True)
+        return rc, lines, el
+
+    def mpirun(self, prog_argv):
+        return ["mpirun", "-np", self.n, "--allow-run-as-root", "--bind-to", "none",
+                "-x", "NCCL_NVLS_ENABLE=0"] + list(prog_argv)
+
+    def under_lockstep(self, trace_dir, cmd, timeout_s=None, policy=None):
+        if not self.have_run:
+            return list(cmd)
+        a = [self.ls, "run", "--trace-dir", trace_dir]
+        if timeout_s is not None:
+            a += ["--timeout", str(timeout_s)]
+        if policy:
+            a += ["--policy", policy]
+        return a + ["--"] + list(cmd)
+
+    def tool_json(self, name, argv, timeout=60):
+        """Run a lockstep tool that prints JSON; returns (rc, doc or None)."""
+        path = os.path.join(self.work, "json", name + ".json")
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        rc, _, _ = self.run(name, [self.ls] + argv, timeout, stdout_file=path)
+        try:
+            with open(path) as f:
+                return rc, json.load(f)
+        except (OSError, ValueError):
+            return rc, None
+
+    def probe(self):
+        d = os.path.join(self.work, "probe")
+        rc, lines, _ = self.run("probe-lockstep-run", [self.ls, "run", "--trace-dir", d, "--",
+                                                        "true"], 30)
+        self.have_run = rc == 0
+        for sub in ("compare", "trace", "confirm"):
+            rc2, ln2, _ = self.run(f"probe-lockstep-{sub}", [self.ls, sub, "--help"], 10)
+            self.have_tool[sub] = rc2 == 0 and not any("not implemented" in x for _, x in ln2)
+        self.summary["lockstep"] = {"run": self.have_run, **self.have_tool}
+        if not self.have_run:
+            self.summary["notes"].append("lockstep run unavailable: programs ran without the "
+                                         "recorder; trace checks are n/a")
+
+    # ------------------------------------------------------------- trace access
+    def trace_records(self, trace_dir, name):
+        """(records by rank, source) — the export when it works, else the raw files."""
+        if self.have_tool.get("trace"):
+            rc, doc = self.tool_json(name + "-export",
+                                     ["trace", "export", "--format=json", trace_dir])
+            if doc is not None:
+                recs = traces.from_export(doc)
+                if recs:
+                    return recs, "lockstep trace export --format=json"
+        recs = traces.from_raw(trace_dir)
+        return recs, ("raw .lstrace files (export unavailable)" if recs else "none")
+
+    # ------------------------------------------------------------ step 1
+    def step_native(self):
+        d = os.path.join(self.work, "native")
+        tr = os.path.join(self.work, "traces", "native")
+        os.makedirs(d, exist_ok=True)
+        cmd = self.mpirun([os.path.join(self.bin, "native_semantics"), os.path.join(d, "ns")])
+        rc, _, el = self.run("native_semantics", self.under_lockstep(tr, cmd, 30), 120)
+        rows, calls = [], []
+        for p in sorted(glob.glob(os.path.join(d, "ns.rank*.csv"))):
+            rows += list(csv.DictReader(open(p)))
+        for p in sorted(glob.glob(os.path.join(d, "ns.calls.rank*.csv"))):
+            calls += list(csv.DictReader(open(p)))
+        recs, source = self.trace_records(tr, "native") if self.have_run else ({}, "none")
+        # Align each rank's program-logged NCCL calls with its trace records, as a
+        # subsequence by api name (the trace may hold calls the program did not log).
+        verdict = {}  # (variant, rank) -> list of problems, or None if unchecked
+        for rank in sorted({int(c["rank"]) for c in calls}):
+            mine = [c for c in calls if int(c["rank"]) == rank]
+            tr_recs = [r for r in recs.get(rank, []) if str(r["api"]).startswith("nccl")]
+            j = 0
+            for c in mine:
+                key = (c["variant"], rank)
+                if not tr_recs:
+                    verdict.setdefault(key, None)
+                    continue
+                verdict.setdefault(key, [])
+                while j < len(tr_recs) and tr_recs[j]["api"] != c["api"]:
+                    j += 1
+                if j == len(tr_recs):
+                    verdict[key].append(f"{c['api']}#{c['idx']} not in trace")
+                    continue
+                t = tr_recs[j]
+                j += 1
+                if t["rc"] != int(c["rc"]):
+                    verdict[key].append(f"{c['api']}#{c['idx']} rc trace={t['rc']} prog={c['rc']}")
+                if t["depth"] != int(c["depth_at_entry"]):
+                    verdict[key].append(
+                        f"{c['api']}#{c['idx']} depth trace={t['depth']} prog={c['depth_at_entry']}")
+                if c["api"] == "ncclCommGetAsyncError" and t["aux0"] is not None and \
+                        traces._rc(t["aux0"]) not in (None, int(c["aux"])):
+                    verdict[key].append(f"async state trace={t['aux0']} prog={c['aux']}")
+        for r in rows:
+            v = verdict.get((r["variant"], int(r["rank"])), None)
+            r["trace_check"] = ("n/a" if v is None else "agree" if not v
+                                else "DISAGREE: " + "; ".join(v[:3]))
+        order = {v: i for i, v in enumerate(VARIANTS)}
+        rows.sort(key=lambda r: (order.get(r["variant"], 99), int(r["rank"])))
+        fields = ["variant", "rank", "nranks", "expected_rc", "observed_rc", "group_depth",
+                  "data_check", "result", "trace_check", "detail"]
+        with open(os.path.join(self.out, "native_semantics.csv"), "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
+            w.writeheader()
+            w.writerows(rows)
+        with open(os.path.join(d, "calls.csv"), "w", newline="") as f:
+            if calls:
+                w = csv.DictWriter(f, fieldnames=list(calls[0].keys()))
+                w.writeheader()
+                w.writerows(calls)
+        ok = rc == 0 and len(rows) == len(VARIANTS) * self.n and all(r["result"] == "PASS" for r in rows)
+        tr_ok = all(r["trace_check"] == "agree" for r in rows)
+        self.summary["steps"]["native_semantics"] = {
+            "rc": rc, "rows": len(rows), "expected_rows": len(VARIANTS) * self.n,
+            "pass": ok, "trace_source": source, "trace_agrees": tr_ok,
+            "calls_logged": len(calls)}
+        # report
+        md = [f"## 1. Native NCCL semantics ({self.n} ranks, under "
+              f"{'`lockstep run`' if self.have_run else 'no recorder'})", "",
+              f"Rank rows: {len(rows)} (expected {len(VARIANTS) * self.n}); NCCL calls logged by "
+              f"the program: {len(calls)}; trace source: {source}.", "",
+              "| variant | rank rows | result | observed (rank 0) | trace agrees (rc + depth) | detail (rank 0) |",
+              "|---|---|---|---|---|---|"]
+        for v in VARIANTS:
+            vr = [r for r in rows if r["variant"] == v]
+            r0 = next((r for r in vr if r["rank"] == "0"), None)
+            res = "PASS" if vr and all(r["result"] == "PASS" for r in vr) and len(vr) == self.n else "FAIL"
+            tc = ("yes" if vr and all(r["trace_check"] == "agree" for r in vr) else
+                  "n/a" if all(r["trace_check"] == "n/a" for r in vr) else "NO")
+            md.append(f"| {v} | {len(vr)} | {res} | {r0['observed_rc'] if r0 else '-'} | {tc} | "
+                      f"{(r0['detail'] if r0 else 'missing').replace('|', '/')} |")
+        bad = [r for r in rows if r["trace_check"].startswith("DISAGREE")]
+        if bad:
+            md += ["", "Trace disagreements:", ""] + [
+                f"- {r['variant']} rank {r['rank']}: {r['trace_check']}" for r in bad[:10]]
+        self.md += md + [""]
+
+    # ------------------------------------------------------------ step 2
+    def step_timing(self):
+        d = os.path.join(self.work, "timing")
+        os.makedirs(d, exist_ok=True)
+        prog = os.path.join(self.bin, "completion_timing")
+        runs = {}
+        for label in ("plain", "lockstep"):
+            if label == "lockstep" and not self.have_run:
+                continue
+            path = os.path.join(d, f"{label}.csv")
+            tr = os.path.join(self.work, "traces", "timing")
+            cmd = self.mpirun([prog, path, 10, 3, 256])
+            if label == "lockstep":
+                cmd = self.under_lockstep(tr, cmd, 30)
+            rc, _, _ = self.run(f"completion_timing-{label}", cmd, 120)
+            try:
+                runs[label] = (rc, list(csv.DictReader(open(path))))
+            except OSError:
+                runs[label] = (rc, [])
+        # lockstep's own record of the lockstep run's cycles
+        ls_rows = {}
+        if "lockstep" in runs:
+            recs, source = self.trace_records(os.path.join(self.work, "traces", "timing"), "timing")
+            self.summary["steps"]["timing_trace_source"] = source
+            for rank, rl in recs.items():
+                rl = [r for r in rl if str(r["api"]).startswith("ncclGroup") or r["api"] == "ncclAllReduce"]
+                cyc = []
+                for i in range(len(rl) - 2):
+                    if [rl[i]["api"], rl[i + 1]["api"], rl[i + 2]["api"]] == \
+                            ["ncclGroupStart", "ncclAllReduce", "ncclGroupEnd"]:
+                        cyc.append((rl[i], rl[i + 1], rl[i + 2]))
+                for k, (gs, ar, ge) in enumerate(cyc):
+                    comp = ar["t_complete"] or ge["t_complete"]
+                    ls_rows[(rank, k)] = {
+                        "ls_host_us": (ge["t_exit"] - gs["t_enter"]) / 1e3 if ge["t_exit"] and gs["t_enter"] else None,
+                        "ls_complete_after_start_us": (comp - gs["t_enter"]) / 1e3 if comp and gs["t_enter"] else None,
+                        "ls_complete_after_end_us": (comp - ge["t_exit"]) / 1e3 if comp and ge["t_exit"] else None,
+                        "ls_t_complete_ns": comp}
+        fields = ["run", "rank", "cycle", "warmup", "host_us", "cuda_us", "ready_after_group_end",
+                  "t_start_ns", "t_end_ns", "t_done_ns", "ls_host_us", "ls_complete_after_start_us",
+                  "ls_complete_after_end_us", "ls_t_complete_ns", "nranks", "mib",
+                  "bad_elements_last_cycle_all_ranks"]
+        allrows = []
+        for label, (rc, rows) in runs.items():
+            for r in rows:
+                r["run"] = label
+                if label == "lockstep":
+                    k = int(r["cycle"]) + 3
+                    r.update({kk: (f3(vv) if isinstance(vv, float) else vv)
+                              for kk, vv in ls_rows.get((int(r["rank"]), k), {}).items()})
+                allrows.append(r)
+        with open(os.path.join(self.out, "completion_timing.csv"), "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
+            w.writeheader()
+            w.writerows(allrows)
+        md = [f"## 2. GroupEnd is not completion (in-place AllReduce SUM/int32, 256 MiB per rank, "
+              f"{self.n} ranks, 3 warm-up + 10 measured cycles; per-cycle max over ranks)", "",
+              "| run | metric | median | P95 | CV | n |", "|---|---|---|---|---|---|"]
+        st = {}
+        for label, (rc, rows) in runs.items():
+            meas = [r for r in rows if r["warmup"] == "0"]
+            cycles = sorted({int(r["cycle"]) for r in meas})
+            host = [max(float(r["host_us"]) for r in meas if int(r["cycle"]) == c) for c in cycles]
+            cuda = [max(float(r["cuda_us"]) for r in meas if int(r["cycle"]) == c) for c in cycles]
+            ready = sum(int(r["ready_after_group_end"]) for r in meas)
+            bad = meas[0]["bad_elements_last_cycle_all_ranks"] if meas else "n/a"
+            st[label] = {"rc": rc, "cycles": len(cycles), "rank_cycles": len(meas),
+                         "ready_after_group_end": ready, "bad_elements": bad,
+                         "host_median_us": statistics.median(host) if host else None,
+                         "host_p95_us": pct(host, .95), "host_cv_pct": cv(host),
+                         "cuda_median_us": statistics.median(cuda) if cuda else None,
+                         "cuda_p95_us": pct(cuda, .95), "cuda_cv_pct": cv(cuda)}
+            md.append(f"| {label} | host GroupStart/API/End interval (us) | {f3(st[label]['host_median_us'])} | "
+                      f"{f3(pct(host, .95))} | {f3(cv(host))}% | {len(host)} |")
+            md.append(f"| {label} | CUDA event completion interval (us) | {f3(st[label]['cuda_median_us'])} | "
+                      f"{f3(pct(cuda, .95))} | {f3(cv(cuda))}% | {len(cuda)} |")
+            if label == "lockstep" and ls_rows:
+                per = {}
+                for (rank, k), v in ls_rows.items():
+                    if k >= 3:
+                        per.setdefault(k, []).append(v)
+                lh = [max(x["ls_host_us"] for x in v if x["ls_host_us"] is not None)
+                      for v in per.values() if any(x["ls_host_us"] is not None for x in v)]
+                lc = [max(x["ls_complete_after_start_us"] for x in v if x["ls_complete_after_start_us"] is not None)
+                      for v in per.values() if any(x["ls_complete_after_start_us"] is not None for x in v)]
+                st[label]["ls_host_median_us"] = statistics.median(lh) if lh else None
+                st[label]["ls_complete_median_us"] = statistics.median(lc) if lc else None
+                md.append(f"| lockstep's record | GroupStart enter -> GroupEnd exit (us) | "
+                          f"{f3(st[label]['ls_host_median_us'])} | {f3(pct(lh, .95))} | {f3(cv(lh))}% | {len(lh)} |")
+                md.append(f"| lockstep's record | GroupStart enter -> device completion seen (us) | "
+                          f"{f3(st[label]['ls_complete_median_us'])} | {f3(pct(lc, .95))} | {f3(cv(lc))}% | {len(lc)} |")
+        md.append("")
+        for label, s in st.items():
+            md.append(f"- {label}: CUDA stop event ready immediately after GroupEnd: "
+                      f"**{s['ready_after_group_end']} / {s['rank_cycles']}** rank-cycles; "
+                      f"full-buffer check after the last cycle: {s['bad_elements']} bad elements.")
+        if "lockstep" in runs and not ls_rows:
+            md.append("- lockstep's record: no GroupStart/AllReduce/GroupEnd triples found in the trace.")
+        self.summary["steps"]["completion_timing"] = st
+        self.md += md + [""]
+
+    # ------------------------------------------------------------ step 3
+    def fixture_meta(self, path):
+        meta = {"runtime": None, "ranks": 2}
+        for ln in open(path, errors="replace").read().splitlines()[:60]:
+            m = re.search(r"//\s*RUNTIME:\s*(.+)", ln)
+            if m and meta["runtime"] is None:
+                meta["runtime"] = m.group(1).strip()
+            m = re.search(r"//\s*RANKS:\s*(\d+)", ln)
+            if m:
+                meta["ranks"] = int(m.group(1))
+        rt = meta["runtime"] or ""
+        m = re.match(r"([a-z-]+)(?:\s+seq=(\d+))?(?:\s+ranks=([\d,]+))?", rt)
+        meta["class"] = m.group(1) if m else None
+        meta["seq"] = int(m.group(2)) if m and m.group(2) else None
+        meta["ranks_expected"] = [int(x) for x in m.group(3).split(",")] if m and m.group(3) else None
+        return meta
+
+    def step_matrix(self):
+        lint_dir = os.path.join(self.root, "gpu_tests", "lint")
+        sel = os.path.join(self.root, "gpu_tests", "matrix.txt")
+        names = []
+        if os.path.exists(sel):
+            names = [x.split("#")[0].strip() for x in open(sel) if x.split("#")[0].strip()]
+        results = []
+        md = [f"## 3. Failure matrix: lint -> run under lockstep -> compare -> confirm ({self.n} ranks)", "",
+              "| fixture | RUNTIME expects | lint findings | run rc | compare | class / seq / ranks seen | confirm | verdict |",
+              "|---|---|---|---|---|---|---|---|"]
+        for name in names:
+            src = os.path.join(self.root, name)
+            base = os.path.splitext(os.path.basename(name))[0]
+            res = {"fixture": name}
+            results.append(res)
+            if not os.path.exists(src):
+                res["verdict"] = "MISSING"
+                md.append(f"| {name} | - | - | - | - | - | - | MISSING (not on this checkout) |")
+                continue
+            meta = self.fixture_meta(src)
+            res["expect"] = meta
+            exe = os.path.join(self.bin, "fixtures", base)
+            lint_json = os.path.join(lint_dir, base + ".json")
+            nfind = None
+            try:
+                nfind = len(json.load(open(lint_json)).get("findings", []))
+            except (OSError, ValueError):
+                pass
+            res["lint_findings"] = nfind
+            if meta["ranks"] > self.n or self.left() < 30:
+                res["verdict"] = "SKIPPED"
+                md.append(f"| {base} | {meta['runtime']} | {nfind} | - | - | - | - | SKIPPED "
+                          f"({'needs ' + str(meta['ranks']) + ' ranks' if meta['ranks'] > self.n else 'time budget'}) |")
+                continue
+            if not os.path.exists(exe):
+                res["verdict"] = "BUILD FAILED"
+                md.append(f"| {base} | {meta['runtime']} | {nfind} | - | - | - | - | BUILD FAILED |")
+                continue
+            tr = os.path.join(self.work, "traces", "fx", base)
+            rc, _, el = self.run(f"fixture-{base}",
+                                 self.under_lockstep(tr, self.mpirun([exe]), 5, "exit"), 45)
+            res.update(run_rc=rc, run_s=round(el, 2))
+            crc, cdoc = (None, None)
+            if self.have_tool.get("compare"):
+                crc, cdoc = self.tool_json(f"compare-{base}", ["compare", "--format=json", tr])
+            res["compare_rc"], res["compare"] = crc, cdoc
+            first = (cdoc or {}).get("divergences") or [{}]
+            first = first[0] if first else {}
+            seen = f"{first.get('class', '-')} / {first.get('seq', '-')} / {first.get('ranks', '-')}"
+            frc, fdoc = (None, None)
+            if self.have_tool.get("confirm") and os.path.exists(lint_json):
+                frc, fdoc = self.tool_json(f"confirm-{base}",
+                                           ["confirm", "--findings", lint_json, "--traces", tr,
+                                            "--format=json"])
+            res["confirm_rc"], res["confirm"] = frc, fdoc
+            states = self.confirm_states(fdoc)
+            res["confirm_states"] = states
+            status = (cdoc or {}).get("status")
+            if meta["class"] == "consistent":
+                ok = status == "consistent" and "confirmed" not in states
+                why = "consistent" if ok else "expected consistent"
+            else:
+                cls_ok = first.get("class") == meta["class"]
+                seq_ok = meta["seq"] is None or first.get("seq") == meta["seq"]
+                rk_ok = meta["ranks_expected"] is None or \
+                    sorted(first.get("ranks") or []) == sorted(meta["ranks_expected"])
+                conf_ok = bool(states) and all(s == "confirmed" for s in states)
+                ok = status == "divergent" and cls_ok and seq_ok and rk_ok and conf_ok
+                why = ("confirmed" if ok else
+                       "compare: " + ("ok" if cls_ok and seq_ok and rk_ok else "wrong/none") +
+                       ", confirm: " + (",".join(states) or "none"))
+            res["verdict"] = "PASS" if ok else "FAIL"
+            res["why"] = why
+            md.append(f"| {base} | {meta['runtime']} | {nfind if nfind is not None else 'no lint json'} | "
+                      f"{rc} | {status or ('n/a' if crc is None else 'rc ' + str(crc))} | {seen} | "
+                      f"{', '.join(states) or ('n/a' if frc is None else 'rc ' + str(frc))} | "
+                      f"{res['verdict']} ({why}) |")
+        if not names:
+            md.append("| (gpu_tests/matrix.txt lists no fixtures) | | | | | | | |")
+        with open(os.path.join(self.out, "failure_matrix.json"), "w") as f:
+            json.dump({"nranks": self.n, "results": results}, f, indent=1)
+        self.summary["steps"]["failure_matrix"] = {
+            r["fixture"]: r.get("verdict") for r in results}
+        self.md += md + [""]
+
+    @staticmethod
+    def confirm_states(doc):
+        """Per finding: confirmed / exercised / not-exercised, whatever the spelling."""
+        out = []
+        if not isinstance(doc, dict):
+            return out
+        items = doc.get("findings") or doc.get("results") or []
+        for it in items if isinstance(items, list) else []:
+            s = str(it.get("status") or it.get("state") or it.get("verdict") or "").lower()
+            if "not" in s and "exercis" in s:
+                out.append("not-exercised")
+            elif "confirm" in s:
+                out.append("confirmed")
+            elif "exercis" in s or "consistent" in s or "no-divergence" in s:
+                out.append("exercised")
+            elif s:
+                out.append(s)
+        return out
+
+    # ------------------------------------------------------------ step 4
+    def torchrun(self, name, script_argv, env_extra, ls_trace=None, ls_timeout=None, limit=25):
+        env = dict(os.environ, PYTHONUNBUFFERED="1", NCCL_NVLS_ENABLE="0",
+                   TORCH_SYMM_MEM_DISABLE_MULTICAST="1", NVSHMEM_DISABLE_NVLS="1")
+        env.update(env_extra)
+        cmd = ["torchrun", "--standalone", f"--nproc-per-node={self.n}"] + script_argv
+        if ls_trace:
+            cmd = self.under_lockstep(ls_trace, cmd, ls_timeout, "report")
+        return self.run(name, cmd, limit, env=env)
+
+    @staticmethod
+    def events(lines):
+        ev = []
+        for t, ln in lines:
+            i = ln.find("@@ {")
+            if i >= 0:
+                try:
+                    e = json.loads(ln[i + 3:])
+                    e["_arrival"] = t
+                    ev.append(e)
+                except ValueError:
+                    pass
+        return ev
+
+    REPORTERS = [
+        ("PyTorch DETAIL (ProcessGroupWrapper)", re.compile(r"Detected mismatch between collectives")),
+        ("PyTorch watchdog", re.compile(r"Watchdog caught collective operation timeout")),
+        ("lockstep", re.compile(r"lockstep.*(seq|diverg|mismatch|not complete|skip|timeout)", re.I)),
+        ("NCCL", re.compile(r"NCCL WARN")),
+    ]
+
+    def analyse_torch(self, case, lines, rc, el, compare_doc):
+        ev = self.events(lines)
+        div = [e for e in ev if e.get("ev") == "divergent_call"]
+        t_div = min((e["t"] for e in div), default=None)
+        reports = []
+        for who, rx in self.REPORTERS:
+            hits = [(t, ln) for t, ln in lines if rx.search(ln) and "@@ {" not in ln]
+            if not hits:
+                continue
+            t, ln = hits[0]
+            m = re.search(r"\[(?:rank|Rank )?(\d+)\]|rank (\d+)", ln)
+            named = {}
+            blob = "\n".join(x for _, x in hits[:40])
+            for pat, key in ((r"SequenceNumber=(\d+)", "seq"), (r"SeqNum=(\d+)", "seq"),
+                             (r"OpType=(\w+)", "op"), (r"seq (\d+) (\w+)", "seq_op")):
+                mm = re.findall(pat, blob)
+                if mm:
+                    named[key] = sorted(set(mm if isinstance(mm[0], str) else [" ".join(x) for x in mm]))
+            reports.append({"by": who, "first_line": ln[:400], "lines": len(hits),
+                            "rank": next((g for g in (m.groups() if m else ()) if g), None),
+                            "delay_s": round(t - t_div, 3) if t_div is not None else None,
+                            "named": named})
+        returned = sorted({e["rank"] for e in ev if e.get("ev") == "returned"})
+        exc = [e for e in ev if e.get("ev") == "exception"]
+        first = ((compare_doc or {}).get("divergences") or [{}])
+        first = first[0] if first else {}
+        return {"case": case, "rc": rc, "elapsed_s": round(el, 2),
+                "divergent_call": {str(e["rank"]): {"op": e.get("op"), "count": e.get("count"),
+                                                    "pg_seq_before": e.get("seq_before")} for e in div},
+                "ranks_returned": returned,
+                "exceptions": [{"rank": e["rank"], "type": e.get("type"),
+                                "delay_s": round(e["t"] - t_div, 3) if t_div else None,
+                                "message": e.get("message", "")[:600]} for e in exc],
+                "reports": reports,
+                "compare": {"status": (compare_doc or {}).get("status"), "class": first.get("class"),
+                            "seq": first.get("seq"), "ranks": first.get("ranks"),
+                            "op": first.get("op")} if compare_doc else None}
+
+    def step_torch(self):
+        worker = os.path.join(self.root, "gpu_tests", "torch_worker.py")
+        seed_rows = [("ordered", "OFF"), ("op_mismatch", "DETAIL"), ("size_mismatch", "DETAIL"),
+                     ("op_mismatch", "OFF"), ("skip", "OFF")]
+        results = []
+        ls_done = {}
+        for case, dbg in seed_rows:
+            for mode in ("seed", "lockstep"):
+                if mode == "lockstep" and not self.have_run:
+                    continue
+                if self.left() < 40:
+                    results.append({"case": case, "debug": dbg, "mode": mode, "skipped": "time budget"})
+                    continue
+                if mode == "lockstep" and case in ls_done:  # DETAIL off either way: same run
+                    r = dict(ls_done[case])
+                    r["debug_row"] = dbg
+                    results.append(r)
+                    continue
+                env = {"TORCH_DISTRIBUTED_DEBUG": dbg if mode == "seed" else "OFF",
+                       "GT_PG_TIMEOUT": "6", "GT_HOLD": "9"}
+                tr = os.path.join(self.work, "traces", f"torch-{case}") if mode == "lockstep" else None
+                name = f"torch-{case}-{dbg if mode == 'seed' else 'lockstep'}"
+                rc, lines, el = self.torchrun(name, [worker, case], env, tr, 3, 25)
+                cdoc = None
+                if tr and self.have_tool.get("compare"):
+                    _, cdoc = self.tool_json(f"compare-{name}", ["compare", "--format=json", tr])
+                r = self.analyse_torch(case, lines, rc, el, cdoc)
+                r.update(debug=env["TORCH_DISTRIBUTED_DEBUG"], debug_row=dbg, mode=mode)
+                results.append(r)
+                if mode == "lockstep":
+                    ls_done[case] = r
+        cost = self.torch_cost()
+        with open(os.path.join(self.out, "torch.json"), "w") as f:
+            json.dump({"nranks": self.n, "matrix": results, "cost": cost}, f, indent=1)
+        md = [f"## 4. PyTorch side by side ({self.n} ranks, torchrun, ProcessGroup timeout 6 s)", "",
+              "Each case first completes one valid all_reduce. 'delay' is seconds from the divergent "
+              "call (earliest rank) to the first line of that reporter.", "",
+              "| case | run | exit | ranks that returned | reported by (delay s, rank) | names seq / op | lockstep compare |",
+              "|---|---|---|---|---|---|---|"]
+        for r in results:
+            if r.get("skipped"):
+                md.append(f"| {r['case']} | {r['mode']} {r['debug']} | skipped ({r['skipped']}) | | | | |")
+                continue
+            rep = "; ".join(f"{x['by']} ({x['delay_s']}, r{x['rank']})" for x in r["reports"]) or "nothing"
+            if r["exceptions"]:
+                rep += "; exception on ranks " + ",".join(str(e["rank"]) for e in r["exceptions"])
+            named = "; ".join(f"{x['by'].split(' ')[0]}: {x['named']}" for x in r["reports"] if x["named"]) or "-"
+            c = r.get("compare")
+            cs = (f"{c['status']}: {c['class']} seq={c['seq']} ranks={c['ranks']} op={c['op']}"
+                  if c else "n/a")
+            run = "as the seed, DEBUG=" + r["debug"] if r["mode"] == "seed" else "under lockstep, DEBUG=OFF"
+            md.append(f"| {r['case']} ({r['debug_row']}) | {run} | {r['rc']} ({r['elapsed_s']} s) | "
+                      f"{r['ranks_returned']} | {rep} | {named.replace('|', '/')} | {cs} |")
+        md += ["", "Per-collective cost (all_reduce + synchronize, median us; ratios to 'neither'):", "",
+               "| size | neither | DETAIL | lockstep | DETAIL / neither | lockstep / neither |",
+               "|---|---|---|---|---|---|"]
+        for size in ("8B", "1MiB"):
+            nb = cost.get(("A", "plain", size))
+            de = cost.get(("A", "detail", size))
+            lsv = cost.get(("B", "plain", size))
+            md.append(f"| {size} | {f3(nb)} | {f3(de)} | {f3(lsv)} | "
+                      f"{f3(de / nb) if nb and de else 'n/a'} | {f3(lsv / nb) if nb and lsv else 'n/a'} |")
+        md.append("")
+        md.append("neither and DETAIL: one process, interleaved rounds; lockstep: a second process "
+                  "(preloading is per process) started right after, same sizes and rounds.")
+        self.summary["steps"]["torch"] = {
+            "matrix": [{k: r.get(k) for k in ("case", "debug_row", "mode", "rc", "ranks_returned")}
+                       for r in results],
+            "cost_us": {"/".join(k): v for k, v in cost.items()}}
+        self.md += md + [""]
+
+    def torch_cost(self):
+        script = os.path.join(self.root, "gpu_tests", "torch_cost.py")
+        cost = {}
+        for tag, groups, ls in (("A", "plain,detail", False), ("B", "plain", True)):
+            if ls and not self.have_run:
+                continue
+            if self.left() < 45:
+                break
+            tr = os.path.join(self.work, "traces", "torch-cost") if ls else None
+            rc, lines, _ = self.torchrun(f"torch-cost-{tag}", [script, tag, groups, 5, 200],
+                                         {"TORCH_DISTRIBUTED_DEBUG": "OFF"}, tr, 60, 90)
+            for e in self.events(lines):
+                if "median_us" in e:
+                    cost[(tag, e["group"], e["size"])] = e["median_us"]
+        return cost
+
+    # ------------------------------------------------------------ step 5
+    def step_bench(self):
+        prog = os.path.join(self.bin, "gpu_allreduce_bench")
+        csvp = os.path.join(self.out, "bench_allreduce.csv")
+        if os.path.exists(csvp):
+            os.remove(csvp)
+        rounds = 3
+        for r in range(rounds):
+            for label in (("plain", "lockstep") if r % 2 == 0 else ("lockstep", "plain")):
+                if label == "lockstep" and not self.have_run:
+                    continue
+                if self.left() < 25:
+                    break
+                cmd = self.mpirun([prog, csvp, f"{label}-r{r}", 10000, 200, 256])
+                if label == "lockstep":
+                    cmd = self.under_lockstep(os.path.join(self.work, "traces", f"bench-r{r}"), cmd, 60)
+                self.run(f"bench-{label}-r{r}", cmd, 90)
+        rows = list(csv.DictReader(open(csvp))) if os.path.exists(csvp) else []
+        md = [f"## 5. ncclAllReduce latency with and without lockstep ({self.n} ranks; "
+              "one latency = call + cudaStreamSynchronize, host clock; medians)", ""]
+        res = {}
+        for size in ("8", str(256 << 20)):
+            def med(pred):
+                v = [float(x["median_us"]) for x in rows if x["bytes"] == size and pred(x)]
+                return statistics.median(v) if v else None
+            plain = med(lambda x: x["label"].startswith("plain") and x["variant"] == "wrapped")
+            lsw = med(lambda x: x["label"].startswith("lockstep") and x["variant"] == "wrapped")
+            lsd = med(lambda x: x["label"].startswith("lockstep") and x["variant"] == "direct")
+            pd = med(lambda x: x["label"].startswith("plain") and x["variant"] == "direct")
+            res[size] = {"plain_us": plain, "plain_direct_us": pd, "lockstep_wrapped_us": lsw,
+                         "lockstep_direct_us": lsd,
+                         "in_process_ratio": lsw / lsd if lsw and lsd else None,
+                         "noise_floor_ratio": plain / pd if plain and pd else None,
+                         "cross_process_ratio": lsw / plain if lsw and plain else None}
+        md += ["| size | plain (us) | under lockstep: interposed (us) | under lockstep: NCCL direct (us) | "
+               "in-process ratio | cross-process ratio | noise floor (plain/plain) | target |",
+               "|---|---|---|---|---|---|---|---|"]
+        for size, lab, tgt in (("8", "8 B", "<= 1.03"), (str(256 << 20), "256 MiB", "<= 1.005")):
+            x = res[size]
+            md.append(f"| {lab} | {f3(x['plain_us'])} | {f3(x['lockstep_wrapped_us'])} | "
+                      f"{f3(x['lockstep_direct_us'])} | {f3(x['in_process_ratio'])} | "
+                      f"{f3(x['cross_process_ratio'])} | {f3(x['noise_floor_ratio'])} | {tgt} |")
+        md += ["", f"{rounds} rounds, plain and lockstep processes alternating; each process: 10000 "
+               "8-byte and 200 256-MiB iterations per variant, the two variants alternating per "
+               "iteration. In-process ratio = interposed ncclAllReduce / NCCL's own symbol from "
+               "libnccl.so.2 in the same lockstep process (everything else equal). Values are "
+               "medians over ranks and rounds of per-process medians.", ""]
+        self.summary["steps"]["bench"] = res
+        self.md += md
+
+    # ------------------------------------------------------------ finish
+    def finish(self):
+        head = [f"# GPU suite results: {self.summary['date']}, {self.summary['machine']}, "
+                f"{self.n} ranks", "",
+                "Produced by `gpu_tests/run_all.sh` (one command; see gpu_tests/README.md). "
+                "Raw data beside this file: native_semantics.csv, completion_timing.csv, "
+                "failure_matrix.json, torch.json, bench_allreduce.csv, summary.json, logs.tar.gz.", "",
+                f"lockstep available: {json.dumps(self.summary['lockstep'])}", ""]
+        for n in self.summary["notes"]:
+            head.append(f"- note: {n}")
+        env = self.summary.get("env", {})
+        if env:
+            head += ["", "Machine: " + "; ".join(f"{k}: {v}" for k, v in env.items()), ""]
+        name = f"{self.summary['date']}-{self.summary['machine']}.md"
+        with open(os.path.join(self.out, name), "w") as f:
+            f.write("\n".join(head + [""] + self.md) + "\n")
+        self.summary["elapsed_s"] = round(time.monotonic() - self.t0, 1)
+        with open(os.path.join(self.out, "summary.json"), "w") as f:
+            json.dump(self.summary, f, indent=1, default=str)
+        with tarfile.open(os.path.join(self.out, "logs.tar.gz"), "w:gz") as tf:
+            for sub in ("logs", "json", "native/calls.csv"):
+                p = os.path.join(self.work, sub)
+                if os.path.exists(p):
+                    tf.add(p, arcname=sub, filter=lambda ti: ti if ti.size < (8 << 20) else None)
+        print("\n".join(self.md), flush=True)
+        print(f"suite done in {self.summary['elapsed_s']} s; results in {self.out}", flush=True)
+
+    def machine_env(self):
+        env = {}
+        for name, argv in (("gpus", ["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"]),
+                           ("nccl", ["sh", "-c", "ls /usr/lib/x86_64-linux-gnu/libnccl.so.* 2>/dev/null | tr '\\n' ' '"]),
+                           ("torch", ["python3", "-c", "import torch;print(torch.__version__, torch.cuda.nccl.version())"])):
+            rc, lines, _ = self.run(f"env-{name}", argv, 30)
+            env[name] = " / ".join(ln for _, ln in lines if ln.strip())[:200]
+        self.summary["env"] = env
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--nranks", type=int, required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--lockstep", required=True)
+    ap.add_argument("--bin", required=True)
+    ap.add_argument("--root", required=True)
+    ap.add_argument("--budget", type=float, default=480)
+    ap.add_argument("--date", default=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"))
+    ap.add_argument("--machine", default=None)
+    ap.add_argument("--steps", default="native,timing,matrix,torch,bench")
+    a = ap.parse_args()
+    a.machine = a.machine or f"h200x{a.nranks}"
+    s = Suite(a)
+    s.machine_env()
+    s.probe()
+    steps = a.steps.split(",")
+    for st in ("native", "timing", "matrix", "torch", "bench"):
+        if st not in steps:
+            continue
+        if s.left() < 20:
+            s.summary["notes"].append(f"step {st} skipped: time budget spent")
+            s.md.append(f"## step {st}: SKIPPED (time budget spent)\n")
+            continue
+        print(f"== {st}", flush=True)
+        try:
+            getattr(s, "step_" + st)()
+        except Exception as e:  # one broken step must not cost the others' results
+            import traceback
+            traceback.print_exc()
+            s.summary["notes"].append(f"step {st} crashed: {type(e).__name__}: {e}")
+            s.md.append(f"## step {st}: CRASHED ({type(e).__name__}: {e})\n")
+    s.finish()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
