@@ -11,6 +11,7 @@
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+export NCCL_DEBUG=${NCCL_DEBUG:-WARN} # NCCL's own warnings are one of the reporters compared
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_vader_single_copy_mechanism=none
 START=$(date +%s)
 
@@ -90,6 +91,7 @@ if [ ! -f /usr/include/cjson/cJSON.h ] || [ -n "${GT_FORCE_DEBS:-}" ]; then
   export LD_LIBRARY_PATH=$CJ/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 fi
 
+"$ROOT/gpu_tests/probe.sh" "$NRANKS" >"$WORK/logs/probe.log" 2>&1
 echo "== build lockstep ($(date -u +%T))"
 gen=(); command -v ninja >/dev/null && gen=(-G Ninja)
 if ! { cmake -S "$ROOT" -B "$WORK/build" "${gen[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
