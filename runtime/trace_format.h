@@ -31,7 +31,7 @@
 #define LS_TRACE_F_CLEAN_EXIT 0x2u /* the process ran its exit handler */
 #define LS_TRACE_F_WATCHDOG 0x4u   /* the watchdog fired at least once */
 
-/* What an api entry is; mirrors the "kind" strings of rules/*.json. */
+/* What an api entry is; mirrors the "kind" strings of the rules files (rules/NAME.json). */
 enum ls_api_kind {
   LS_KIND_OTHER = 0,
   LS_KIND_COLLECTIVE = 1,

@@ -1,0 +1,608 @@
+/* compare.c — align the ranks' sequences per communicator and classify what
+ * differs (see compare.h and runtime/tools/README.md for the exact rules).
+ * Alignment is positional over each rank's seq-ordered calls; the first
+ * structural divergence of a communicator ends its alignment, because after a
+ * skip or a mismatch every later position is shifted and would only repeat it.
+ * Per-call facts (return codes, async errors, timeouts, calls never completed)
+ * are listed for every rank independently. */
+#include "compare.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void note(struct ls_compare *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void note(struct ls_compare *c, const char *fmt, ...) {
+  char buf[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  c->notes = realloc(c->notes, (c->nnotes + 1) * sizeof *c->notes);
+  c->notes[c->nnotes++] = strdup(buf);
+}
+
+void ls_bufprintf(char *buf, size_t len, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, len, fmt, ap);
+  va_end(ap);
+}
+
+void ls_format_comm(uint64_t id, unsigned incarnation, char *buf, size_t len) {
+  if (incarnation)
+    snprintf(buf, len, "0x%llx/%u", (unsigned long long)id, incarnation);
+  else
+    snprintf(buf, len, "0x%llx", (unsigned long long)id);
+}
+
+const char *ls_format_enum(const struct ls_apidb *db, const struct ls_trace *t, const struct ls_trace_record *r,
+                           const char *which, int64_t value, char *buf, size_t len) {
+  const char *name = ls_apidb_enum_name(db, t->apis[r->api].family, which, value);
+  if (name)
+    snprintf(buf, len, "%s", name);
+  else
+    snprintf(buf, len, "%lld", (long long)value);
+  return buf;
+}
+
+void ls_format_call(const struct ls_apidb *db, struct ls_ref ref, char *buf, size_t len) {
+  const struct ls_trace_record *r = ref.r;
+  unsigned kind = ls_trace_api_kind(ref.t, r);
+  int n = snprintf(buf, len, "%s(", ls_trace_api_name(ref.t, r));
+  if (kind == LS_KIND_COLLECTIVE || kind == LS_KIND_P2P) {
+    char v[64];
+    n += snprintf(buf + n, len > (size_t)n ? len - n : 0, "count=%llu", (unsigned long long)r->count);
+    if (r->dtype != LS_NO_VALUE)
+      n += snprintf(buf + n, len > (size_t)n ? len - n : 0, ", dtype=%s",
+                    ls_format_enum(db, ref.t, r, "dtype", r->dtype, v, sizeof v));
+    if (r->redop != LS_NO_VALUE)
+      n += snprintf(buf + n, len > (size_t)n ? len - n : 0, ", redop=%s",
+                    ls_format_enum(db, ref.t, r, "redop", r->redop, v, sizeof v));
+    if (r->root_or_peer != LS_NO_VALUE)
+      n += snprintf(buf + n, len > (size_t)n ? len - n : 0, ", %s=%d", kind == LS_KIND_P2P ? "peer" : "root",
+                    r->root_or_peer);
+  }
+  snprintf(buf + n, len > (size_t)n ? len - n : 0, ")");
+}
+
+int ls_ref_rank(const struct ls_trace_set *set, struct ls_ref ref) {
+  if (ref.r && ref.r->comm_id && ref.r->comm_size > 0)
+    return ref.r->comm_rank;
+  if (ls_trace_rank(ref.t) >= 0)
+    return ls_trace_rank(ref.t);
+  return (int)(ref.t - set->traces);
+}
+
+static uint64_t when_of(struct ls_ref ref) { return ref.r ? ls_trace_realtime(ref.t, ref.r->t_enter_ns) : UINT64_MAX; }
+
+static struct ls_divergence *add_div(struct ls_compare *c, const char *cls, int tier) {
+  c->div = realloc(c->div, (c->ndiv + 1) * sizeof *c->div);
+  struct ls_divergence *d = &c->div[c->ndiv++];
+  memset(d, 0, sizeof *d);
+  d->cls = cls;
+  d->tier = tier;
+  d->when = UINT64_MAX;
+  return d;
+}
+
+static void div_rank(struct ls_divergence *d, int rank, struct ls_ref ref) {
+  if (d->nranks >= 2)
+    return;
+  d->ranks[d->nranks] = rank;
+  d->site[d->nranks] = ref;
+  d->nranks++;
+  if (when_of(ref) < d->when)
+    d->when = when_of(ref);
+}
+
+static void div_comm(struct ls_divergence *d, const struct ls_comm *cm, int has_seq, uint64_t seq) {
+  d->has_comm = 1;
+  d->comm = cm->id;
+  d->incarnation = cm->incarnation;
+  d->has_seq = has_seq;
+  d->seq = seq;
+}
+
+/* ---- building communicators ---------------------------------------------- */
+
+struct inc_key {
+  const struct ls_trace *t;
+  uint64_t comm;
+  int rank;
+  unsigned inc;
+  int seen0;
+};
+
+static struct ls_comm *comm_get(struct ls_compare *c, uint64_t id, unsigned inc, int size) {
+  for (size_t i = 0; i < c->ncomms; i++) {
+    struct ls_comm *cm = &c->comms[i];
+    if (cm->id == id && cm->incarnation == inc) {
+      if (size > cm->size) {
+        cm->ranks = realloc(cm->ranks, (size_t)size * sizeof *cm->ranks);
+        memset(cm->ranks + cm->size, 0, (size_t)(size - cm->size) * sizeof *cm->ranks);
+        cm->size = size;
+      }
+      return cm;
+    }
+  }
+  c->comms = realloc(c->comms, (c->ncomms + 1) * sizeof *c->comms);
+  struct ls_comm *cm = &c->comms[c->ncomms++];
+  memset(cm, 0, sizeof *cm);
+  cm->id = id;
+  cm->incarnation = inc;
+  cm->size = size;
+  cm->ranks = calloc((size_t)size, sizeof *cm->ranks);
+  return cm;
+}
+
+static int cmp_ref_seq(const void *a, const void *b) {
+  uint64_t x = ((const struct ls_ref *)a)->r->seq, y = ((const struct ls_ref *)b)->r->seq;
+  return x < y ? -1 : x > y;
+}
+
+static int cmp_comm(const void *a, const void *b) {
+  const struct ls_comm *x = a, *y = b;
+  if (x->id != y->id)
+    return x->id < y->id ? -1 : 1;
+  return (int)x->incarnation - (int)y->incarnation;
+}
+
+static int build_comms(const struct ls_trace_set *set, struct ls_compare *c) {
+  struct inc_key *keys = NULL;
+  size_t nkeys = 0;
+  int bad = 0;
+  for (size_t ti = 0; ti < set->n; ti++) {
+    const struct ls_trace *t = &set->traces[ti];
+    for (uint64_t i = 0; i < t->nrecords; i++) {
+      const struct ls_trace_record *r = &t->records[i];
+      if (r->state == LS_REC_FREE || r->seq == LS_NO_SEQ || !r->comm_id)
+        continue;
+      /* A communicator identity can come back (split, destroy, split again with the
+       * same color/key): its seq restarts at 0, which starts a new incarnation. */
+      struct inc_key *k = NULL;
+      for (size_t j = 0; j < nkeys; j++)
+        if (keys[j].t == t && keys[j].comm == r->comm_id && keys[j].rank == r->comm_rank)
+          k = &keys[j];
+      if (!k) {
+        keys = realloc(keys, (nkeys + 1) * sizeof *keys);
+        k = &keys[nkeys++];
+        *k = (struct inc_key){.t = t, .comm = r->comm_id, .rank = r->comm_rank};
+      }
+      if (r->seq == 0) {
+        if (k->seen0)
+          k->inc++;
+        k->seen0 = 1;
+      }
+      struct ls_comm *cm = comm_get(c, r->comm_id, k->inc, r->comm_size);
+      struct ls_comm_rank *cr = &cm->ranks[r->comm_rank];
+      if (cr->owner && cr->owner != t) {
+        char id[40];
+        ls_format_comm(cm->id, cm->incarnation, id, sizeof id);
+        fprintf(stderr, "lockstep: %s: rank %d of communicator %s is also recorded by %s (traces of two runs in one "
+                        "directory?)\n", t->path, r->comm_rank, id, cr->owner->path);
+        bad = 1;
+        break;
+      }
+      cr->owner = t;
+      cr->present = 1;
+      if (cr->n == cr->cap) {
+        cr->cap = cr->cap ? 2 * cr->cap : 64;
+        cr->v = realloc(cr->v, cr->cap * sizeof *cr->v);
+      }
+      cr->v[cr->n++] = (struct ls_ref){t, r};
+    }
+  }
+  free(keys);
+  if (bad)
+    return -1;
+  qsort(c->comms, c->ncomms, sizeof *c->comms, cmp_comm);
+  for (size_t i = 0; i < c->ncomms; i++) {
+    struct ls_comm *cm = &c->comms[i];
+    char id[40];
+    ls_format_comm(cm->id, cm->incarnation, id, sizeof id);
+    for (int rk = 0; rk < cm->size; rk++) {
+      struct ls_comm_rank *cr = &cm->ranks[rk];
+      if (!cr->present)
+        continue;
+      qsort(cr->v, cr->n, sizeof *cr->v, cmp_ref_seq);
+      size_t k = 0;
+      while (k < cr->n && cr->v[k].r->seq == k)
+        k++;
+      if (k < cr->n) {
+        note(c, "%s: rank %d's calls on communicator %s jump from seq %lld to seq %llu; calls after the hole are "
+                "not compared", cr->owner->path, rk, id, (long long)k - 1, (unsigned long long)cr->v[k].r->seq);
+        cr->gap = 1;
+        cr->n = k;
+      }
+      if (cr->n > cm->calls)
+        cm->calls = cr->n;
+    }
+  }
+  return 0;
+}
+
+/* ---- alignment ------------------------------------------------------------- */
+
+static int is_p2p(struct ls_ref ref) { return ls_trace_api_kind(ref.t, ref.r) == LS_KIND_P2P; }
+
+/* Fills cls/what for the first fingerprint field that differs between two
+ * non-p2p calls at the same position; returns 0 when they agree. */
+static int fingerprint_differs(const struct ls_apidb *db, struct ls_ref a, struct ls_ref b, const char **cls) {
+  const char *opa = ls_apidb_op(db, ls_trace_api_name(a.t, a.r)), *opb = ls_apidb_op(db, ls_trace_api_name(b.t, b.r));
+  if (strcmp(opa, opb))
+    *cls = "op-mismatch";
+  else if (a.r->count != b.r->count)
+    *cls = "count-mismatch";
+  else if (a.r->dtype != b.r->dtype)
+    *cls = "dtype-mismatch";
+  else if (a.r->root_or_peer != b.r->root_or_peer)
+    *cls = "root-mismatch";
+  else if (a.r->redop != b.r->redop)
+    *cls = "redop-mismatch";
+  else
+    return 0;
+  return 1;
+}
+
+static void mismatch(struct ls_compare *c, const struct ls_apidb *db, const struct ls_comm *cm, const char *cls,
+                     int ra, struct ls_ref a, int rb, struct ls_ref b, const char *why) {
+  char ca[256], cb[256];
+  ls_format_call(db, a, ca, sizeof ca);
+  ls_format_call(db, b, cb, sizeof cb);
+  struct ls_divergence *d = add_div(c, cls, 0);
+  div_comm(d, cm, 1, a.r->seq);
+  div_rank(d, ra, a);
+  div_rank(d, rb, b);
+  if (a.r->seq == b.r->seq)
+    ls_bufprintf(d->detail, sizeof d->detail, "at seq %llu rank %d issued %s but rank %d issued %s%s",
+             (unsigned long long)a.r->seq, ra, ca, rb, cb, why);
+  else
+    ls_bufprintf(d->detail, sizeof d->detail, "rank %d issued %s at seq %llu but rank %d issued %s at its seq %llu%s", ra,
+             ca, (unsigned long long)a.r->seq, rb, cb, (unsigned long long)b.r->seq, why);
+}
+
+/* Why a rank has no further call: its process ended cleanly, or not. */
+static void ended_how(const struct ls_comm_rank *cr, const struct ls_apidb *db, char *buf, size_t len) {
+  char call[256] = "";
+  if (cr->n) {
+    ls_format_call(db, cr->v[cr->n - 1], call, sizeof call);
+  }
+  const char *how = (cr->owner->hdr->flags & LS_TRACE_F_CLEAN_EXIT) ? "its process exited cleanly"
+                                                                     : "its process did not exit cleanly (killed or hung)";
+  if (cr->n)
+    ls_bufprintf(buf, len, "%s after seq %llu %s", how, (unsigned long long)cr->v[cr->n - 1].r->seq, call);
+  else
+    snprintf(buf, len, "%s without any call on it", how);
+}
+
+/* A block: the run of consecutive p2p calls starting at a rank's cursor. */
+struct block {
+  size_t from, to;
+  unsigned char *used; /* per call in the block: matched */
+};
+
+/* Returns 1 when a structural divergence was recorded. */
+static int align_p2p(struct ls_compare *c, const struct ls_apidb *db, const struct ls_comm *cm, size_t *cur) {
+  int size = cm->size, found = 0;
+  struct block *b = calloc((size_t)size, sizeof *b);
+  for (int rk = 0; rk < size; rk++) {
+    const struct ls_comm_rank *cr = &cm->ranks[rk];
+    if (!cr->present || cur[rk] >= cr->n || !is_p2p(cr->v[cur[rk]]))
+      continue;
+    size_t e = cur[rk];
+    while (e < cr->n && is_p2p(cr->v[e]))
+      e++;
+    b[rk] = (struct block){cur[rk], e, calloc(e - cur[rk], 1)};
+  }
+  /* A p2p call whose peer is busy with a collective at this point. */
+  for (int rk = 0; rk < size && !found; rk++) {
+    for (size_t i = b[rk].from; i < b[rk].to && !found; i++) {
+      struct ls_ref x = cm->ranks[rk].v[i];
+      int peer = x.r->root_or_peer;
+      if (peer < 0 || peer >= size || !cm->ranks[peer].present || b[peer].used || cur[peer] >= cm->ranks[peer].n)
+        continue;
+      mismatch(c, db, cm, "op-mismatch", rk, x, peer, cm->ranks[peer].v[cur[peer]],
+               "; a point-to-point call must meet its peer's matching call, not a collective");
+      found = 1;
+    }
+  }
+  /* Pair rank a's sends to b with b's receives from a, in order. */
+  for (int a = 0; a < size && !found; a++) {
+    for (size_t i = b[a].from; i < b[a].to && !found; i++) {
+      struct ls_ref s = cm->ranks[a].v[i];
+      int peer = s.r->root_or_peer;
+      const char *op = ls_apidb_op(db, ls_trace_api_name(s.t, s.r));
+      if (b[a].used[i - b[a].from] || peer < 0 || peer >= size || !cm->ranks[peer].present)
+        continue;
+      if (!b[peer].used) {
+        struct ls_divergence *d = add_div(c, "skip", 0);
+        char how[512], call[256];
+        ended_how(&cm->ranks[peer], db, how, sizeof how);
+        ls_format_call(db, s, call, sizeof call);
+        div_comm(d, cm, 1, s.r->seq);
+        div_rank(d, peer, (struct ls_ref){0});
+        div_rank(d, a, s);
+        ls_bufprintf(d->detail, sizeof d->detail, "rank %d issued %s at seq %llu but rank %d issued no matching call; %s",
+                 a, call, (unsigned long long)s.r->seq, peer, how);
+        found = 1;
+        break;
+      }
+      b[a].used[i - b[a].from] = 1;
+      /* The peer's first unused call addressed to a with the complementary op. */
+      size_t j;
+      for (j = b[peer].from; j < b[peer].to; j++) {
+        struct ls_ref y = cm->ranks[peer].v[j];
+        if (!b[peer].used[j - b[peer].from] && y.r->root_or_peer == a &&
+            (peer != a || j != i) && strcmp(ls_apidb_op(db, ls_trace_api_name(y.t, y.r)), op))
+          break;
+      }
+      if (j == b[peer].to) {
+        struct ls_ref other = cm->ranks[peer].v[b[peer].from];
+        mismatch(c, db, cm, "peer-mismatch", a, s, peer, other,
+                 "; no call of the peer's point-to-point block at that position pairs with it");
+        found = 1;
+        break;
+      }
+      b[peer].used[j - b[peer].from] = 1;
+      struct ls_ref y = cm->ranks[peer].v[j];
+      const char *cls = NULL;
+      if (y.r->count != s.r->count)
+        cls = "count-mismatch";
+      else if (y.r->dtype != s.r->dtype)
+        cls = "dtype-mismatch";
+      if (cls) {
+        mismatch(c, db, cm, cls, a, s, peer, y, "");
+        found = 1;
+      }
+    }
+  }
+  for (int rk = 0; rk < size; rk++) {
+    if (b[rk].used)
+      cur[rk] = b[rk].to;
+    free(b[rk].used);
+  }
+  free(b);
+  return found;
+}
+
+static void align_comm(struct ls_compare *c, const struct ls_apidb *db, const struct ls_comm *cm) {
+  int size = cm->size;
+  size_t *cur = calloc((size_t)size, sizeof *cur);
+  char id[40];
+  ls_format_comm(cm->id, cm->incarnation, id, sizeof id);
+  for (;;) {
+    int nhave = 0, nlack = 0, h0 = -1, l0 = -1, anyp2p = 0, allp2p = 1, stop = 0;
+    for (int rk = 0; rk < size; rk++) {
+      const struct ls_comm_rank *cr = &cm->ranks[rk];
+      if (!cr->present)
+        continue;
+      if (cur[rk] < cr->n) {
+        nhave++;
+        if (h0 < 0)
+          h0 = rk;
+        anyp2p |= is_p2p(cr->v[cur[rk]]);
+        allp2p &= is_p2p(cr->v[cur[rk]]);
+      } else {
+        if (cr->gap || cr->owner->partial) {
+          note(c, "communicator %s: rank %d's trace ends early (%s); later calls are not compared", id, rk,
+               cr->gap ? "a hole in its sequence" : "records were dropped");
+          stop = 1;
+        }
+        nlack++;
+        if (l0 < 0)
+          l0 = rk;
+      }
+    }
+    if (!nhave || stop)
+      break;
+    /* Ranks that take no part in a p2p exchange may have finished already:
+     * align_p2p reports a skip only when a peer that ended was addressed. */
+    if (nlack && !allp2p) {
+      /* Some ranks issued the call at this position, others never did. The
+       * minority is the odd one out; on a tie the ranks lacking it skipped it. */
+      struct ls_ref hr = cm->ranks[h0].v[cur[h0]];
+      const struct ls_comm_rank *lc = &cm->ranks[l0];
+      struct ls_ref last = lc->n ? lc->v[lc->n - 1] : (struct ls_ref){0};
+      char how[512], call[256];
+      ended_how(lc, db, how, sizeof how);
+      ls_format_call(db, hr, call, sizeof call);
+      if (nhave < nlack) {
+        struct ls_divergence *d = add_div(c, "extra-call", 0);
+        div_comm(d, cm, 1, hr.r->seq);
+        div_rank(d, h0, hr);
+        div_rank(d, l0, last);
+        d->last[1] = 1;
+        ls_bufprintf(d->detail, sizeof d->detail,
+                 "rank %d issued %s at seq %llu, which %d of the other ranks never issued (rank %d: %s)", h0, call,
+                 (unsigned long long)hr.r->seq, nlack, l0, how);
+      } else {
+        struct ls_divergence *d = add_div(c, "skip", 0);
+        div_comm(d, cm, 1, hr.r->seq);
+        div_rank(d, l0, last);
+        d->last[0] = 1;
+        div_rank(d, h0, hr);
+        d->when = when_of(hr);
+        ls_bufprintf(d->detail, sizeof d->detail, "rank %d never issued seq %llu, which rank %d issued as %s; %s", l0,
+                 (unsigned long long)hr.r->seq, h0, call, how);
+      }
+      break;
+    }
+    if (anyp2p) {
+      if (align_p2p(c, db, cm, cur))
+        break;
+      continue;
+    }
+    int diverged = 0;
+    struct ls_ref ref = cm->ranks[h0].v[cur[h0]];
+    for (int rk = h0 + 1; rk < size && !diverged; rk++) {
+      if (!cm->ranks[rk].present)
+        continue;
+      const char *cls;
+      if (fingerprint_differs(db, ref, cm->ranks[rk].v[cur[rk]], &cls)) {
+        mismatch(c, db, cm, cls, h0, ref, rk, cm->ranks[rk].v[cur[rk]], "");
+        diverged = 1;
+      }
+    }
+    if (diverged)
+      break;
+    for (int rk = 0; rk < size; rk++)
+      if (cm->ranks[rk].present)
+        cur[rk]++;
+  }
+  free(cur);
+}
+
+/* ---- per-call facts -------------------------------------------------------- */
+
+struct once {
+  const struct ls_trace *t;
+  uint64_t comm;
+  const char *cls;
+  size_t div;
+  unsigned long more;
+};
+
+static int first_of(struct once **o, size_t *n, const struct ls_trace *t, uint64_t comm, const char *cls) {
+  for (size_t i = 0; i < *n; i++)
+    if ((*o)[i].t == t && (*o)[i].comm == comm && !strcmp((*o)[i].cls, cls)) {
+      (*o)[i].more++;
+      return 0;
+    }
+  return 1;
+}
+
+static void per_call(struct ls_compare *c, const struct ls_trace_set *set, const struct ls_apidb *db) {
+  struct once *o = NULL;
+  size_t no = 0;
+  for (size_t ti = 0; ti < set->n; ti++) {
+    const struct ls_trace *t = &set->traces[ti];
+    for (uint64_t i = 0; i < t->nrecords; i++) {
+      const struct ls_trace_record *r = &t->records[i];
+      struct ls_ref ref = {t, r};
+      unsigned kind = ls_trace_api_kind(t, r), family = t->apis[r->api].family;
+      if (r->state == LS_REC_FREE)
+        continue;
+      char call[256], v[64], v2[64];
+      ls_format_call(db, ref, call, sizeof call);
+      int rank = ls_ref_rank(set, ref);
+      const char *cls = NULL;
+      int tier = 0;
+      char detail[640] = "";
+      if (r->flags & LS_REC_TIMED_OUT) {
+        cls = "timeout";
+        tier = 1;
+        ls_bufprintf(detail, sizeof detail, "rank %d: %s was not complete when the watchdog fired (timeout %u ms)", rank,
+                 call, t->hdr->timeout_ms);
+      } else if (r->state == LS_REC_ENTERED && kind != LS_KIND_EVENT) {
+        cls = "incomplete";
+        tier = 1;
+        ls_bufprintf(detail, sizeof detail, "rank %d: %s never returned (the process was killed or hung inside it)", rank,
+                 call);
+      } else if (r->state == LS_REC_RETURNED && !ls_apidb_rc_ok(db, family, r->rc)) {
+        cls = "api-error";
+        ls_bufprintf(detail, sizeof detail, "rank %d: %s returned %s (group depth %d%s)", rank, call,
+                 ls_format_enum(db, t, r, "result", r->rc, v, sizeof v), r->group_depth,
+                 (r->flags & LS_REC_IN_GROUP) ? ", inside a group" : "");
+      } else if (kind == LS_KIND_ASYNC_ERROR_QUERY && !ls_apidb_rc_ok(db, family, (int64_t)(int32_t)r->aux0)) {
+        cls = "async-error";
+        ls_bufprintf(detail, sizeof detail, "rank %d: %s reported the communicator's asynchronous state %s", rank, call,
+                 ls_format_enum(db, t, r, "result", (int64_t)(int32_t)r->aux0, v2, sizeof v2));
+      } else if ((r->flags & LS_REC_EVENT_RECORDED) && !(r->flags & LS_REC_COMPLETED)) {
+        cls = "incomplete";
+        tier = 1;
+        ls_bufprintf(detail, sizeof detail, "rank %d: %s returned but never completed on the device", rank, call);
+      }
+      if (!cls)
+        continue;
+      /* A hang leaves every later call incomplete too: name the first per rank
+       * and communicator, and count the rest. */
+      if (tier == 1 && !first_of(&o, &no, t, r->comm_id, cls))
+        continue;
+      struct ls_divergence *d = add_div(c, cls, tier);
+      if (r->comm_id) {
+        d->has_comm = 1;
+        d->comm = r->comm_id;
+      }
+      d->has_seq = r->seq != LS_NO_SEQ;
+      d->seq = r->seq;
+      div_rank(d, rank, ref);
+      ls_bufprintf(d->detail, sizeof d->detail, "%s", detail);
+      if (tier == 1) {
+        o = realloc(o, (no + 1) * sizeof *o);
+        o[no++] = (struct once){t, r->comm_id, cls, c->ndiv - 1, 0};
+      }
+    }
+  }
+  for (size_t i = 0; i < no; i++)
+    if (o[i].more) {
+      size_t len = strlen(c->div[o[i].div].detail);
+      snprintf(c->div[o[i].div].detail + len, sizeof c->div[0].detail - len, "; %lu later call%s on this rank too",
+               o[i].more, o[i].more == 1 ? "" : "s");
+    }
+  free(o);
+}
+
+static int cmp_div(const void *a, const void *b) {
+  const struct ls_divergence *x = a, *y = b;
+  if (x->tier != y->tier)
+    return x->tier - y->tier;
+  if (x->when != y->when)
+    return x->when < y->when ? -1 : 1;
+  return 0;
+}
+
+int ls_compare_run(const struct ls_trace_set *set, const struct ls_apidb *db, struct ls_compare *out) {
+  memset(out, 0, sizeof *out);
+  if (build_comms(set, out))
+    return -1;
+  for (size_t ti = 0; ti < set->n; ti++)
+    if (set->traces[ti].partial)
+      note(out, "%s: the trace is partial: %llu calls were not recorded (capacity %llu)", set->traces[ti].path,
+           (unsigned long long)set->traces[ti].dropped, (unsigned long long)set->traces[ti].hdr->capacity);
+  for (size_t i = 0; i < out->ncomms; i++) {
+    const struct ls_comm *cm = &out->comms[i];
+    char id[40], missing[256] = "";
+    ls_format_comm(cm->id, cm->incarnation, id, sizeof id);
+    int nmiss = 0;
+    for (int rk = 0; rk < cm->size; rk++)
+      if (!cm->ranks[rk].present) {
+        size_t len = strlen(missing);
+        if (len < sizeof missing - 16)
+          snprintf(missing + len, sizeof missing - len, "%s%d", nmiss ? "," : "", rk);
+        nmiss++;
+      }
+    if (nmiss)
+      note(out, "communicator %s: no trace for rank%s %s of %d; compared the others", id, nmiss > 1 ? "s" : "",
+           missing, cm->size);
+  }
+  for (size_t i = 0; i < out->ncomms; i++)
+    align_comm(out, db, &out->comms[i]);
+  per_call(out, set, db);
+  /* Stable order: tier, then time; insertion order breaks ties. */
+  for (size_t i = 1; i < out->ndiv; i++) {
+    struct ls_divergence d = out->div[i];
+    size_t j = i;
+    while (j > 0 && cmp_div(&out->div[j - 1], &d) > 0) {
+      out->div[j] = out->div[j - 1];
+      j--;
+    }
+    out->div[j] = d;
+  }
+  return 0;
+}
+
+void ls_compare_free(struct ls_compare *c) {
+  for (size_t i = 0; i < c->ncomms; i++) {
+    for (int rk = 0; rk < c->comms[i].size; rk++)
+      free(c->comms[i].ranks[rk].v);
+    free(c->comms[i].ranks);
+  }
+  free(c->comms);
+  free(c->div);
+  for (size_t i = 0; i < c->nnotes; i++)
+    free(c->notes[i]);
+  free(c->notes);
+  memset(c, 0, sizeof *c);
+}

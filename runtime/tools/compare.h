@@ -1,0 +1,85 @@
+/* compare.h — cross-rank comparison of loaded traces: per communicator, align
+ * the ranks' call sequences and name divergences with the shared class names
+ * (op-mismatch ... timeout). Used by `compare`, by `trace export` (to mark the
+ * first divergence) and by `confirm` (to decide what a run confirmed).
+ * Non-goal: online detection (that is the recorder's side channel). */
+#ifndef LOCKSTEP_COMPARE_H
+#define LOCKSTEP_COMPARE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "apidb.h"
+#include "trace_read.h"
+
+/* A record and the trace it came from. */
+struct ls_ref {
+  const struct ls_trace *t;
+  const struct ls_trace_record *r;
+};
+
+struct ls_comm_rank {
+  struct ls_ref *v; /* this rank's sequenced calls, by seq */
+  size_t n;         /* usable prefix (stops at a gap in seq) */
+  size_t cap;
+  const struct ls_trace *owner; /* the trace that holds this rank */
+  int present;
+  int gap;          /* seq numbering had a hole after v[n-1] */
+};
+
+struct ls_comm {
+  uint64_t id;
+  unsigned incarnation; /* >0 when the same identity was reused after seq restarted */
+  int size;
+  struct ls_comm_rank *ranks; /* size entries */
+  size_t calls;               /* most calls issued by one rank */
+};
+
+#define LS_DIV_MAX_SITES 2
+
+struct ls_divergence {
+  const char *cls; /* "op-mismatch", ..., "timeout" */
+  int has_comm;
+  uint64_t comm;
+  unsigned incarnation;
+  int has_seq;
+  uint64_t seq;
+  int nranks;
+  int ranks[2];
+  struct ls_ref site[LS_DIV_MAX_SITES]; /* per ranks[i]; .r NULL when that rank issued nothing */
+  int last[LS_DIV_MAX_SITES];           /* site[i] is rank i's last call, not the diverging one (skip) */
+  char detail[768];
+  int tier;      /* 0 causes (mismatch, skip, extra-call, api/async error), 1 symptoms (timeout, incomplete) */
+  uint64_t when; /* CLOCK_REALTIME ns of the earliest record involved: orders the list */
+};
+
+struct ls_compare {
+  struct ls_comm *comms;
+  size_t ncomms;
+  struct ls_divergence *div; /* ordered: the first divergence first */
+  size_t ndiv;
+  char **notes; /* things the reader should know (partial traces, missing ranks) */
+  size_t nnotes;
+};
+
+/* Compares the traces of set. Returns 0, or -1 (message printed, exit 2) when
+ * the input is inconsistent in a way that makes comparison meaningless. */
+int ls_compare_run(const struct ls_trace_set *set, const struct ls_apidb *db, struct ls_compare *out);
+void ls_compare_free(struct ls_compare *c);
+
+/* The rank a record speaks for: its communicator rank, else the launcher rank,
+ * else the trace's position in the set. */
+int ls_ref_rank(const struct ls_trace_set *set, struct ls_ref ref);
+
+/* "ncclAllReduce(count=4, dtype=ncclFloat32, redop=ncclSum)" into buf. */
+void ls_format_call(const struct ls_apidb *db, struct ls_ref ref, char *buf, size_t len);
+/* Name of a return code / dtype / redop value, or its number, into buf. */
+const char *ls_format_enum(const struct ls_apidb *db, const struct ls_trace *t, const struct ls_trace_record *r,
+                           const char *which, int64_t value, char *buf, size_t len);
+/* snprintf that may truncate on purpose (long paths, long calls): a function
+ * so the compiler does not flag each bounded message as a possible truncation. */
+void ls_bufprintf(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* "0x1a2b" or "0x1a2b/1" for a reused identity. */
+void ls_format_comm(uint64_t id, unsigned incarnation, char *buf, size_t len);
+
+#endif

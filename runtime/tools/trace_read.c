@@ -1,0 +1,305 @@
+/* trace_read.c — load a trace file into memory and validate it completely
+ * before anyone looks at a record. The whole file is read (not mmap'ed) so a
+ * file truncated underneath us cannot SIGBUS the reader. */
+#include "trace_read.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(char *err, size_t errlen, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(err, errlen, fmt, ap);
+  va_end(ap);
+  return -1;
+}
+
+#define HOFF(field) ((unsigned long)offsetof(struct ls_trace_header, field))
+
+static int read_all(const char *path, unsigned char **data, size_t *size, char *err, size_t errlen) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return fail(err, errlen, "cannot open: %s", strerror(errno));
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    return fail(err, errlen, "not a regular file");
+  }
+  size_t cap = (size_t)st.st_size, len = 0;
+  unsigned char *buf = malloc(cap ? cap : 1);
+  if (!buf) {
+    close(fd);
+    return fail(err, errlen, "out of memory reading %zu bytes", cap);
+  }
+  while (len < cap) {
+    ssize_t got = read(fd, buf + len, cap - len);
+    if (got < 0 && errno == EINTR)
+      continue;
+    if (got < 0) {
+      int e = errno;
+      free(buf);
+      close(fd);
+      return fail(err, errlen, "offset %zu: read error: %s", len, strerror(e));
+    }
+    if (got == 0)
+      break; /* shrank while reading: validate what we have */
+    len += (size_t)got;
+  }
+  close(fd);
+  *data = buf;
+  *size = len;
+  return 0;
+}
+
+/* [off, off + n*elsize) must lie after the header and inside the file. */
+static int check_region(const struct ls_trace *t, uint64_t off, uint64_t n, uint64_t elsize, const char *what,
+                        unsigned long field_off, char *err, size_t errlen) {
+  if (off < LS_TRACE_HEADER_SIZE || off % 8 != 0)
+    return fail(err, errlen, "offset %lu: %s offset %llu is inside the header or misaligned", field_off, what,
+                (unsigned long long)off);
+  if (n > (UINT64_MAX - off) / elsize)
+    return fail(err, errlen, "offset %lu: %s size overflows (%llu entries)", field_off, what, (unsigned long long)n);
+  if (off + n * elsize > t->size && off + n * elsize <= t->declared_size)
+    return fail(err, errlen, "offset %zu: truncated: the file ends at %zu bytes but its %s extends to %llu", t->size,
+                t->size, what, (unsigned long long)(off + n * elsize));
+  if (off + n * elsize > t->size)
+    return fail(err, errlen, "offset %lu: %s [%llu, %llu) extends past the end of the file (%zu bytes)", field_off,
+                what, (unsigned long long)off, (unsigned long long)(off + n * elsize), t->size);
+  return 0;
+}
+
+static int validate(struct ls_trace *t, char *err, size_t errlen) {
+  if (t->size == 0)
+    return fail(err, errlen, "offset 0: empty file, not a lockstep trace");
+  if (t->size < sizeof t->hdr->magic || memcmp(t->data, LS_TRACE_MAGIC, 8) != 0)
+    return fail(err, errlen, "offset 0: not a lockstep trace (no \"%s\" magic)", LS_TRACE_MAGIC);
+  if (t->size < LS_TRACE_HEADER_SIZE)
+    return fail(err, errlen, "offset %zu: truncated inside the %u-byte header", t->size, LS_TRACE_HEADER_SIZE);
+  const struct ls_trace_header *h = (const struct ls_trace_header *)t->data;
+  t->hdr = h;
+  if (h->version != LS_TRACE_VERSION)
+    return fail(err, errlen, "offset %lu: unsupported trace version %u (this lockstep reads version %u)",
+                HOFF(version), h->version, LS_TRACE_VERSION);
+  if (h->header_size != LS_TRACE_HEADER_SIZE)
+    return fail(err, errlen, "offset %lu: header size %u, expected %u", HOFF(header_size), h->header_size,
+                LS_TRACE_HEADER_SIZE);
+  if (h->record_size != LS_TRACE_RECORD_SIZE)
+    return fail(err, errlen, "offset %lu: record size %u, expected %u", HOFF(record_size), h->record_size,
+                LS_TRACE_RECORD_SIZE);
+  if (!memchr(h->hostname, 0, sizeof h->hostname))
+    return fail(err, errlen, "offset %lu: hostname is not NUL-terminated", HOFF(hostname));
+  if (!memchr(h->exe, 0, sizeof h->exe))
+    return fail(err, errlen, "offset %lu: exe path is not NUL-terminated", HOFF(exe));
+
+  /* The records region comes last: where it ends is the size the writer gave
+   * the file, so a region past EOF but before that end means truncation. */
+  uint64_t roff = h->records_offset, cap = h->capacity;
+  if (roff < LS_TRACE_HEADER_SIZE || roff % 8 != 0)
+    return fail(err, errlen, "offset %lu: records offset %llu is inside the header or misaligned",
+                HOFF(records_offset), (unsigned long long)roff);
+  if (cap > (UINT64_MAX - roff) / LS_TRACE_RECORD_SIZE)
+    return fail(err, errlen, "offset %lu: records offset %llu with capacity %llu overflows", HOFF(records_offset),
+                (unsigned long long)roff, (unsigned long long)cap);
+  t->declared_size = roff + cap * LS_TRACE_RECORD_SIZE;
+  if (check_region(t, h->api_offset, h->napis, sizeof(struct ls_trace_api), "api table", HOFF(api_offset), err,
+                   errlen))
+    return -1;
+  if (h->nmodules > LS_TRACE_MAX_MODULES)
+    return fail(err, errlen, "offset %lu: %u modules, more than the table's %u slots", HOFF(nmodules), h->nmodules,
+                LS_TRACE_MAX_MODULES);
+  if (check_region(t, h->modules_offset, LS_TRACE_MAX_MODULES, sizeof(struct ls_trace_module), "module table",
+                   HOFF(modules_offset), err, errlen))
+    return -1;
+  if (roff + cap * LS_TRACE_RECORD_SIZE > t->size)
+    return fail(err, errlen,
+                "offset %zu: truncated: the file ends at %zu bytes but its %llu record slots end at %llu",
+                t->size, t->size, (unsigned long long)cap, (unsigned long long)(roff + cap * LS_TRACE_RECORD_SIZE));
+
+  t->apis = (const struct ls_trace_api *)(t->data + h->api_offset);
+  for (uint32_t i = 0; i < h->napis; i++) {
+    unsigned long off = (unsigned long)(h->api_offset + (uint64_t)i * sizeof(struct ls_trace_api));
+    if (!memchr(t->apis[i].name, 0, sizeof t->apis[i].name))
+      return fail(err, errlen, "offset %lu: api entry %u: name is not NUL-terminated", off, i);
+    if (!t->apis[i].name[0])
+      return fail(err, errlen, "offset %lu: api entry %u: empty name", off, i);
+  }
+  t->modules = (const struct ls_trace_module *)(t->data + h->modules_offset);
+  t->nmodules = h->nmodules;
+  for (uint32_t i = 0; i < t->nmodules; i++) {
+    unsigned long off = (unsigned long)(h->modules_offset + (uint64_t)i * sizeof(struct ls_trace_module));
+    if (!memchr(t->modules[i].path, 0, sizeof t->modules[i].path))
+      return fail(err, errlen, "offset %lu: module %u: path is not NUL-terminated", off, i);
+    if (t->modules[i].start > t->modules[i].end)
+      return fail(err, errlen, "offset %lu: module %u: start 0x%llx is after end 0x%llx", off, i,
+                  (unsigned long long)t->modules[i].start, (unsigned long long)t->modules[i].end);
+  }
+
+  t->records = (const struct ls_trace_record *)(t->data + roff);
+  t->nrecords = h->nrecords < cap ? h->nrecords : cap;
+  t->dropped = h->nrecords > cap ? h->nrecords - cap : 0;
+  t->partial = (h->flags & LS_TRACE_F_PARTIAL) || t->dropped;
+  for (uint64_t i = 0; i < t->nrecords; i++) {
+    const struct ls_trace_record *r = &t->records[i];
+    unsigned long long off = (unsigned long long)(roff + i * LS_TRACE_RECORD_SIZE);
+    if (r->state > LS_REC_RETURNED)
+      return fail(err, errlen, "offset %llu: record %llu: invalid state %u", off, (unsigned long long)i, r->state);
+    if (r->state == LS_REC_FREE)
+      continue;
+    if (r->api >= h->napis)
+      return fail(err, errlen, "offset %llu: record %llu: api index %u out of range (the api table has %u entries)",
+                  off + offsetof(struct ls_trace_record, api), (unsigned long long)i, r->api, h->napis);
+    if (r->seq != LS_NO_SEQ && (r->comm_size <= 0 || r->comm_rank < 0 || r->comm_rank >= r->comm_size))
+      return fail(err, errlen, "offset %llu: record %llu: rank %d is not within a communicator of size %d",
+                  off + offsetof(struct ls_trace_record, comm_rank), (unsigned long long)i, r->comm_rank,
+                  r->comm_size);
+    if (r->state == LS_REC_RETURNED && r->t_exit_ns < r->t_enter_ns)
+      return fail(err, errlen, "offset %llu: record %llu: returned before it was entered",
+                  off + offsetof(struct ls_trace_record, t_exit_ns), (unsigned long long)i);
+  }
+  return 0;
+}
+
+int ls_trace_load(const char *path, struct ls_trace *t, char *err, size_t errlen) {
+  memset(t, 0, sizeof *t);
+  t->path = strdup(path);
+  if (!t->path)
+    return fail(err, errlen, "out of memory");
+  if (read_all(path, &t->data, &t->size, err, errlen) || validate(t, err, errlen)) {
+    ls_trace_free(t);
+    return -1;
+  }
+  return 0;
+}
+
+void ls_trace_free(struct ls_trace *t) {
+  free(t->path);
+  free(t->data);
+  memset(t, 0, sizeof *t);
+}
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+static int has_suffix(const char *s, const char *suf) {
+  size_t n = strlen(s), m = strlen(suf);
+  return n > m && !strcmp(s + n - m, suf);
+}
+
+/* Appends the *.lstrace files of DIR (sorted) to *names. */
+static int list_dir(const char *dir, char ***names, size_t *n, size_t *cap) {
+  DIR *d = opendir(dir);
+  if (!d) {
+    fprintf(stderr, "lockstep: %s: cannot open directory: %s\n", dir, strerror(errno));
+    return -1;
+  }
+  size_t first = *n;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    if (!has_suffix(e->d_name, LS_TRACE_FILE_SUFFIX))
+      continue;
+    if (*n == *cap) {
+      *cap = *cap ? *cap * 2 : 16;
+      *names = realloc(*names, *cap * sizeof **names);
+    }
+    size_t len = strlen(dir) + strlen(e->d_name) + 2;
+    char *p = malloc(len);
+    snprintf(p, len, "%s%s%s", dir, has_suffix(dir, "/") ? "" : "/", e->d_name);
+    (*names)[(*n)++] = p;
+  }
+  closedir(d);
+  if (*n == first) {
+    fprintf(stderr, "lockstep: %s: no *%s trace files (expected the --trace-dir of `lockstep run`)\n", dir,
+            LS_TRACE_FILE_SUFFIX);
+    return -1;
+  }
+  qsort(*names + first, *n - first, sizeof **names, cmp_str);
+  return 0;
+}
+
+int ls_trace_set_load(struct ls_trace_set *set, char *const *paths, size_t npaths) {
+  char **names = NULL;
+  size_t n = 0, cap = 0;
+  int bad = 0;
+  memset(set, 0, sizeof *set);
+  for (size_t i = 0; i < npaths; i++) {
+    struct stat st;
+    if (stat(paths[i], &st) != 0) {
+      fprintf(stderr, "lockstep: %s: %s\n", paths[i], strerror(errno));
+      bad = 1;
+    } else if (S_ISDIR(st.st_mode)) {
+      if (list_dir(paths[i], &names, &n, &cap))
+        bad = 1;
+    } else {
+      if (n == cap) {
+        cap = cap ? cap * 2 : 16;
+        names = realloc(names, cap * sizeof *names);
+      }
+      names[n++] = strdup(paths[i]);
+    }
+  }
+  if (npaths == 0) {
+    fprintf(stderr, "lockstep: no trace files given\n");
+    bad = 1;
+  }
+  set->traces = calloc(n ? n : 1, sizeof *set->traces);
+  for (size_t i = 0; i < n; i++) {
+    char err[512];
+    if (ls_trace_load(names[i], &set->traces[set->n], err, sizeof err)) {
+      fprintf(stderr, "lockstep: %s: %s\n", names[i], err);
+      bad = 1;
+    } else {
+      set->n++;
+    }
+    free(names[i]);
+  }
+  free(names);
+  if (bad) {
+    ls_trace_set_free(set);
+    return -1;
+  }
+  return 0;
+}
+
+void ls_trace_set_free(struct ls_trace_set *set) {
+  for (size_t i = 0; i < set->n; i++)
+    ls_trace_free(&set->traces[i]);
+  free(set->traces);
+  memset(set, 0, sizeof *set);
+}
+
+const char *ls_trace_api_name(const struct ls_trace *t, const struct ls_trace_record *r) {
+  return t->apis[r->api].name;
+}
+
+unsigned ls_trace_api_kind(const struct ls_trace *t, const struct ls_trace_record *r) {
+  return t->apis[r->api].kind;
+}
+
+const char *ls_kind_name(unsigned kind) {
+  static const char *const names[] = {
+      "other",       "collective",  "p2p",          "group_start",       "group_end",  "comm_init",
+      "comm_split",  "comm_finalize", "comm_destroy", "comm_abort",      "async_error_query", "rank_query",
+      "size_query",  "unique_id",   "wait",         "event"};
+  return kind < sizeof names / sizeof names[0] ? names[kind] : "other";
+}
+
+const struct ls_trace_module *ls_trace_module_of(const struct ls_trace *t, uint64_t pc) {
+  for (uint32_t i = 0; i < t->nmodules; i++)
+    if (pc >= t->modules[i].start && pc < t->modules[i].end)
+      return &t->modules[i];
+  return NULL;
+}
+
+uint64_t ls_trace_realtime(const struct ls_trace *t, uint64_t mono_ns) {
+  return t->hdr->t0_realtime_ns + (mono_ns - t->hdr->t0_monotonic_ns);
+}
+
+int ls_trace_rank(const struct ls_trace *t) { return t->hdr->launcher_rank; }

@@ -1,0 +1,61 @@
+/* trace_read.h — loading and validating lockstep trace files (trace_format.h).
+ * A trace is untrusted input: every size, offset, index and string is checked
+ * before use, and damage is reported as "FILE: offset N: what is wrong" instead
+ * of crashing. Non-goal: reading a trace while its writer is still appending
+ * (a reader sees a consistent prefix at best). */
+#ifndef LOCKSTEP_TRACE_READ_H
+#define LOCKSTEP_TRACE_READ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "trace_format.h"
+
+/* One loaded trace. `data` owns the file's bytes; `hdr`, `apis`, `modules`
+ * and `records` point into it. Free with ls_trace_free. */
+struct ls_trace {
+  char *path;
+  unsigned char *data;
+  size_t size;
+  const struct ls_trace_header *hdr;
+  const struct ls_trace_api *apis; /* hdr->napis entries */
+  const struct ls_trace_module *modules; /* nmodules valid entries */
+  uint32_t nmodules;
+  const struct ls_trace_record *records; /* nrecords valid slots */
+  uint64_t nrecords;  /* min(hdr->nrecords, hdr->capacity) */
+  int partial;        /* records were dropped (flag set, or more claimed than stored) */
+  uint64_t dropped;   /* hdr->nrecords - capacity when positive */
+  uint64_t declared_size; /* records_offset + capacity * record size */
+};
+
+/* Reads and validates PATH. Returns 0 and fills *t, or returns -1 with a
+ * message "offset N: problem" (without the file name) in err. */
+int ls_trace_load(const char *path, struct ls_trace *t, char *err, size_t errlen);
+void ls_trace_free(struct ls_trace *t);
+
+/* A set of traces: every *.lstrace file of the given directories, or the
+ * files named. Sorted by path so output is stable. */
+struct ls_trace_set {
+  struct ls_trace *traces;
+  size_t n;
+};
+
+/* Loads each of paths[0..npaths) (a directory contributes its *.lstrace files).
+ * On any damaged or missing input prints "lockstep: FILE: ..." to stderr and
+ * returns -1 (the caller exits 2); a directory with no traces is also an error. */
+int ls_trace_set_load(struct ls_trace_set *set, char *const *paths, size_t npaths);
+void ls_trace_set_free(struct ls_trace_set *set);
+
+/* Record helpers. */
+const char *ls_trace_api_name(const struct ls_trace *t, const struct ls_trace_record *r);
+unsigned ls_trace_api_kind(const struct ls_trace *t, const struct ls_trace_record *r);
+const char *ls_kind_name(unsigned kind);
+/* Module containing pc (start <= pc < end), or NULL. */
+const struct ls_trace_module *ls_trace_module_of(const struct ls_trace *t, uint64_t pc);
+/* Monotonic record time converted to CLOCK_REALTIME nanoseconds, so ranks
+ * line up (as well as the hosts' clocks agree). */
+uint64_t ls_trace_realtime(const struct ls_trace *t, uint64_t mono_ns);
+/* Rank label for messages: the launcher rank if known, else -1. */
+int ls_trace_rank(const struct ls_trace *t);
+
+#endif
