@@ -1,0 +1,84 @@
+/* arena.c — bump allocator for everything a lint run builds (nodes, CFGs, strings).
+ * Freed in one call; individual frees do not exist. Also the tiny growable vector. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lint.h"
+
+struct chunk {
+  struct chunk *next;
+  size_t used, size;
+  _Alignas(16) unsigned char data[];
+};
+struct ls_arena {
+  struct chunk *head;
+};
+
+static void oom(void) {
+  fputs("lockstep: out of memory\n", stderr);
+  abort();
+}
+
+ls_arena *ls_arena_new(void) {
+  ls_arena *a = calloc(1, sizeof *a);
+  if (!a)
+    oom();
+  return a;
+}
+
+void ls_arena_free(ls_arena *a) {
+  if (!a)
+    return;
+  for (struct chunk *c = a->head, *n; c; c = n) {
+    n = c->next;
+    free(c);
+  }
+  free(a);
+}
+
+void *ls_alloc(ls_arena *a, size_t n) {
+  n = (n + 15) & ~(size_t)15;
+  struct chunk *c = a->head;
+  if (!c || c->used + n > c->size) {
+    size_t size = n > (1u << 20) ? n : (1u << 20);
+    c = malloc(sizeof *c + size);
+    if (!c)
+      oom();
+    c->used = 0;
+    c->size = size;
+    c->next = a->head;
+    a->head = c;
+  }
+  void *p = c->data + c->used;
+  c->used += n;
+  memset(p, 0, n);
+  return p;
+}
+
+char *ls_strndup(ls_arena *a, const char *s, size_t n) {
+  char *d = ls_alloc(a, n + 1);
+  memcpy(d, s, n);
+  d[n] = 0;
+  return d;
+}
+
+char *ls_strdup(ls_arena *a, const char *s) { return ls_strndup(a, s, strlen(s)); }
+
+void ls_vec_push(ls_vec *v, void *p) {
+  if (v->n == v->cap) {
+    v->cap = v->cap ? v->cap * 2 : 8;
+    v->v = realloc(v->v, v->cap * sizeof *v->v);
+    if (!v->v)
+      oom();
+  }
+  v->v[v->n++] = p;
+}
+
+uint64_t ls_hash_str(uint64_t h, const char *s) {
+  if (!h)
+    h = 1469598103934665603ull;
+  for (; s && *s; s++)
+    h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  return h;
+}

@@ -1,0 +1,584 @@
+/* cfg.c — control-flow graph per function, built from the ls_node tree in one pass:
+ * if/else, loops, break/continue, switch with fall-through, return, goto/labels,
+ * short-circuit && || ?:, noreturn calls and throw (edges to the abort sink), and C++
+ * scope-exit destructors (synthetic calls at every exit of the scope). Post-dominators
+ * use Cooper-Harvey-Kennedy over the reverse graph rooted at a virtual exit.
+ * Conventions: a branch block has `cond` and succ[0] = true side, succ[1] = false side. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "lint.h"
+
+struct jump { ls_block *brk, *cont; size_t scope; };
+struct label { const char *name; ls_block *b; };
+struct dtor { ls_entity *dtor; };
+
+struct builder {
+  ls_program *p;
+  ls_func *f;
+  ls_block *cur;
+  ls_vec blocks;
+  struct jump *jumps; size_t njumps, capjumps;
+  struct label *labels; size_t nlabels, caplabels;
+  ls_vec dtors;   /* ls_entity* of live RAII objects, innermost last */
+  ls_block *sw;   /* dispatch block of the innermost switch */
+  int sw_default;
+};
+
+static ls_block *new_block(struct builder *b) {
+  ls_block *k = ls_alloc(b->p->arena, sizeof *k);
+  k->id = (int)b->blocks.n;
+  ls_vec_push(&b->blocks, k);
+  return k;
+}
+
+static void grow_arr(ls_arena *a, void *arrp, int n, int *cap, size_t size) {
+  void **arr = arrp;
+  if (n < *cap)
+    return;
+  int nc = *cap ? *cap * 2 : 2;
+  void *na = ls_alloc(a, (size_t)nc * size);
+  if (n)
+    memcpy(na, *arr, (size_t)n * size);
+  *arr = na;
+  *cap = nc;
+}
+
+static void edge(struct builder *b, ls_block *from, ls_block *to) {
+  if (!from || !to)
+    return;
+  grow_arr(b->p->arena, &from->succ, from->nsucc, &from->capsucc, sizeof *from->succ);
+  from->succ[from->nsucc++] = to;
+  grow_arr(b->p->arena, &to->pred, to->npred, &to->cappred, sizeof *to->pred);
+  to->pred[to->npred++] = from;
+}
+
+static ls_block *cur(struct builder *b) {
+  if (!b->cur)
+    b->cur = new_block(b); /* unreachable code still gets analyzed for its own sake */
+  return b->cur;
+}
+
+static void item(struct builder *b, ls_node *n) {
+  ls_block *k = cur(b);
+  grow_arr(b->p->arena, &k->items, k->nitems, &k->capitems, sizeof *k->items);
+  k->items[k->nitems++] = n;
+}
+
+static void emit_dtors(struct builder *b, size_t down_to, const char *file, unsigned line, unsigned col) {
+  for (size_t i = b->dtors.n; i > down_to; i--) {
+    ls_entity *d = b->dtors.v[i - 1];
+    ls_node *n = ls_alloc(b->p->arena, sizeof *n);
+    n->kind = CXCursor_CallExpr;
+    n->ent = d;
+    n->text = d->name;
+    n->file = file;
+    n->line = line;
+    n->col = col;
+    item(b, n);
+  }
+}
+
+static int is_noreturn_call(const ls_node *n) {
+  if (!n->ent)
+    return 0;
+  return n->ent->rule_noreturn || (n->ent->def && n->ent->def->noreturn);
+}
+
+static void stmt(struct builder *b, ls_node *n);
+static void cond(struct builder *b, ls_node *c, ls_block *t, ls_block *f);
+
+static ls_node *unwrap(ls_node *n) {
+  while (n && (n->kind == CXCursor_ParenExpr || n->kind == CXCursor_UnexposedExpr) && n->nkids == 1 &&
+         n->kids[0] && !clang_isStatement(n->kids[0]->kind))
+    n = n->kids[0];
+  return n;
+}
+
+static void expr(struct builder *b, ls_node *n) {
+  if (!n)
+    return;
+  if (clang_isStatement(n->kind)) {
+    stmt(b, n);
+    return;
+  }
+  switch (n->kind) {
+  case CXCursor_LambdaExpr:
+    return;
+  case CXCursor_BinaryOperator:
+    if ((n->op == CXBinaryOperator_LAnd || n->op == CXBinaryOperator_LOr) && n->nkids == 2) {
+      expr(b, n->kids[0]);
+      ls_block *from = cur(b), *rhs = new_block(b), *join = new_block(b);
+      from->cond = n->kids[0];
+      if (n->op == CXBinaryOperator_LAnd) {
+        edge(b, from, rhs);
+        edge(b, from, join);
+      } else {
+        edge(b, from, join);
+        edge(b, from, rhs);
+      }
+      b->cur = rhs;
+      expr(b, n->kids[1]);
+      edge(b, cur(b), join);
+      b->cur = join;
+      return;
+    }
+    break;
+  case CXCursor_ConditionalOperator:
+    if (n->nkids >= 2) {
+      ls_block *t = new_block(b), *e = new_block(b), *join = new_block(b);
+      cond(b, n->kids[0], t, e);
+      b->cur = t;
+      if (n->nkids == 3)
+        expr(b, n->kids[1]);
+      edge(b, cur(b), join);
+      b->cur = e;
+      expr(b, n->kids[n->nkids - 1]);
+      edge(b, cur(b), join);
+      b->cur = join;
+      return;
+    }
+    break;
+  default:
+    break;
+  }
+  for (unsigned i = 0; i < n->nkids; i++)
+    expr(b, n->kids[i]);
+  switch (n->kind) {
+  case CXCursor_CallExpr:
+    item(b, n);
+    if (is_noreturn_call(n)) {
+      edge(b, cur(b), b->f->abort_blk);
+      b->cur = NULL;
+    }
+    break;
+  case CXCursor_CXXThrowExpr:
+    item(b, n);
+    edge(b, cur(b), b->f->abort_blk);
+    b->cur = NULL;
+    break;
+  case CXCursor_BinaryOperator:
+    if (n->op == CXBinaryOperator_Assign)
+      item(b, n);
+    break;
+  case CXCursor_CompoundAssignOperator:
+  case CXCursor_VarDecl:
+    item(b, n);
+    break;
+  default:
+    break;
+  }
+}
+
+static void cond(struct builder *b, ls_node *c, ls_block *t, ls_block *f) {
+  c = unwrap(c);
+  if (c && c->kind == CXCursor_BinaryOperator && c->nkids == 2 &&
+      (c->op == CXBinaryOperator_LAnd || c->op == CXBinaryOperator_LOr)) {
+    ls_block *mid = new_block(b);
+    if (c->op == CXBinaryOperator_LAnd)
+      cond(b, c->kids[0], mid, f);
+    else
+      cond(b, c->kids[0], t, mid);
+    b->cur = mid;
+    cond(b, c->kids[1], t, f);
+    return;
+  }
+  if (c && c->kind == CXCursor_UnaryOperator && c->op == CXUnaryOperator_LNot && c->nkids == 1) {
+    cond(b, c->kids[0], f, t);
+    return;
+  }
+  if (!c || c->ilit) { /* constant: while (1), do { } while (0), for (;;) */
+    edge(b, cur(b), !c || c->ival ? t : f);
+    b->cur = NULL;
+    return;
+  }
+  expr(b, c);
+  ls_block *k = cur(b);
+  k->cond = c;
+  edge(b, k, t);
+  edge(b, k, f);
+  b->cur = NULL;
+}
+
+static void push_jump(struct builder *b, ls_block *brk, ls_block *cont) {
+  if (b->njumps == b->capjumps) {
+    b->capjumps = b->capjumps ? 2 * b->capjumps : 8;
+    b->jumps = realloc(b->jumps, b->capjumps * sizeof *b->jumps);
+    if (!b->jumps)
+      abort();
+  }
+  b->jumps[b->njumps++] = (struct jump){brk, cont, b->dtors.n};
+}
+
+static ls_block *label_block(struct builder *b, const char *name) {
+  for (size_t i = 0; i < b->nlabels; i++)
+    if (!strcmp(b->labels[i].name, name))
+      return b->labels[i].b;
+  if (b->nlabels == b->caplabels) {
+    b->caplabels = b->caplabels ? 2 * b->caplabels : 4;
+    b->labels = realloc(b->labels, b->caplabels * sizeof *b->labels);
+    if (!b->labels)
+      abort();
+  }
+  ls_block *k = new_block(b);
+  b->labels[b->nlabels++] = (struct label){name, k};
+  return k;
+}
+
+static void loop(struct builder *b, ls_node *c, ls_node *body, ls_node *inc, int do_while) {
+  ls_block *head = new_block(b), *bodyb = new_block(b), *exit = new_block(b);
+  ls_block *contb = inc || do_while ? new_block(b) : head;
+  edge(b, cur(b), do_while ? bodyb : head);
+  b->cur = head;
+  head->is_loop = 1;
+  if (!do_while)
+    cond(b, c, bodyb, exit);
+  else
+    edge(b, head, bodyb); /* head unused for do-while: keeps the shape uniform */
+  push_jump(b, exit, contb);
+  b->cur = bodyb;
+  stmt(b, body);
+  b->njumps--;
+  edge(b, b->cur, contb);
+  if (contb != head) {
+    b->cur = contb;
+    if (do_while) {
+      contb->is_loop = 1;
+      cond(b, c, bodyb, exit);
+    } else {
+      expr(b, inc);
+      edge(b, cur(b), head);
+    }
+  }
+  b->cur = exit;
+}
+
+static void stmt(struct builder *b, ls_node *n) {
+  if (!n)
+    return;
+  switch (n->kind) {
+  case CXCursor_CompoundStmt: {
+    size_t mark = b->dtors.n;
+    for (unsigned i = 0; i < n->nkids; i++)
+      stmt(b, n->kids[i]);
+    if (b->cur)
+      emit_dtors(b, mark, n->file, n->eline, n->ecol);
+    b->dtors.n = mark;
+    return;
+  }
+  case CXCursor_DeclStmt:
+    for (unsigned i = 0; i < n->nkids; i++) {
+      ls_node *v = n->kids[i];
+      if (!v)
+        continue;
+      expr(b, v);
+      if (v->kind == CXCursor_VarDecl && v->dtor)
+        ls_vec_push(&b->dtors, v->dtor);
+    }
+    return;
+  case CXCursor_IfStmt: {
+    if (n->nkids < 2)
+      break;
+    ls_block *t = new_block(b), *join = new_block(b);
+    ls_block *e = n->nkids > 2 ? new_block(b) : join;
+    cond(b, n->kids[0], t, e);
+    b->cur = t;
+    stmt(b, n->kids[1]);
+    edge(b, b->cur, join);
+    if (n->nkids > 2) {
+      b->cur = e;
+      stmt(b, n->kids[2]);
+      edge(b, b->cur, join);
+    }
+    b->cur = join;
+    return;
+  }
+  case CXCursor_WhileStmt:
+    if (n->nkids >= 2) {
+      loop(b, n->kids[n->nkids - 2], n->kids[n->nkids - 1], NULL, 0);
+      return;
+    }
+    break;
+  case CXCursor_DoStmt:
+    if (n->nkids == 2) {
+      loop(b, n->kids[1], n->kids[0], NULL, 1);
+      return;
+    }
+    break;
+  case CXCursor_ForStmt:
+    if (n->nkids == 4) {
+      stmt(b, n->kids[0]);
+      loop(b, n->kids[1], n->kids[3], n->kids[2], 0);
+      return;
+    }
+    break;
+  case CXCursor_CXXForRangeStmt:
+    if (n->nkids >= 2) {
+      for (unsigned i = 0; i + 1 < n->nkids; i++)
+        expr(b, n->kids[i]);
+      ls_block *head = new_block(b), *bodyb = new_block(b), *exit = new_block(b);
+      edge(b, cur(b), head);
+      head->cond = n->kids[n->nkids - 2];
+      head->is_loop = 1;
+      edge(b, head, bodyb);
+      edge(b, head, exit);
+      push_jump(b, exit, head);
+      b->cur = bodyb;
+      stmt(b, n->kids[n->nkids - 1]);
+      b->njumps--;
+      edge(b, b->cur, head);
+      b->cur = exit;
+      return;
+    }
+    break;
+  case CXCursor_SwitchStmt: {
+    if (n->nkids < 2)
+      break;
+    expr(b, n->kids[0]);
+    ls_block *disp = cur(b), *exit = new_block(b);
+    disp->cond = n->kids[0];
+    ls_block *osw = b->sw;
+    int odef = b->sw_default;
+    b->sw = disp;
+    b->sw_default = 0;
+    push_jump(b, exit, b->njumps ? b->jumps[b->njumps - 1].cont : NULL);
+    b->cur = NULL;
+    stmt(b, n->kids[n->nkids - 1]);
+    b->njumps--;
+    edge(b, b->cur, exit);
+    if (!b->sw_default)
+      edge(b, disp, exit);
+    b->sw = osw;
+    b->sw_default = odef;
+    b->cur = exit;
+    return;
+  }
+  case CXCursor_CaseStmt:
+  case CXCursor_DefaultStmt: {
+    ls_block *k = new_block(b);
+    edge(b, b->cur, k); /* fall-through from the previous case */
+    edge(b, b->sw, k);
+    if (n->kind == CXCursor_DefaultStmt)
+      b->sw_default = 1;
+    b->cur = k;
+    if (n->nkids)
+      stmt(b, n->kids[n->nkids - 1]);
+    return;
+  }
+  case CXCursor_BreakStmt:
+  case CXCursor_ContinueStmt:
+    if (b->njumps) {
+      struct jump *j = &b->jumps[b->njumps - 1];
+      ls_block *to = n->kind == CXCursor_BreakStmt ? j->brk : j->cont;
+      emit_dtors(b, j->scope, n->file, n->line, n->col);
+      edge(b, cur(b), to);
+    }
+    b->cur = NULL;
+    return;
+  case CXCursor_ReturnStmt: {
+    for (unsigned i = 0; i < n->nkids; i++)
+      expr(b, n->kids[i]);
+    item(b, n);
+    emit_dtors(b, 0, n->file, n->line, n->col);
+    ls_block *k = cur(b);
+    k->term = n;
+    edge(b, k, b->f->exit);
+    b->cur = NULL;
+    return;
+  }
+  case CXCursor_GotoStmt:
+    if (n->text)
+      edge(b, cur(b), label_block(b, n->text));
+    b->cur = NULL;
+    return;
+  case CXCursor_LabelStmt: {
+    ls_block *k = label_block(b, n->text ? n->text : "");
+    edge(b, b->cur, k);
+    b->cur = k;
+    if (n->nkids)
+      stmt(b, n->kids[n->nkids - 1]);
+    return;
+  }
+  case CXCursor_CXXTryStmt: {
+    ls_block *pre = cur(b), *join = new_block(b);
+    if (n->nkids)
+      stmt(b, n->kids[0]);
+    edge(b, b->cur, join);
+    for (unsigned i = 1; i < n->nkids; i++) {
+      ls_node *h = n->kids[i];
+      ls_block *hb = new_block(b);
+      edge(b, pre, hb); /* any call in the try body may throw: handlers hang off its start */
+      b->cur = hb;
+      if (h && h->nkids)
+        stmt(b, h->kids[h->nkids - 1]);
+      edge(b, b->cur, join);
+    }
+    b->cur = join;
+    return;
+  }
+  case CXCursor_NullStmt:
+    return;
+  default:
+    break;
+  }
+  if (clang_isStatement(n->kind) && n->kind != CXCursor_CompoundStmt && !clang_isExpression(n->kind) &&
+      n->kind != CXCursor_DeclStmt) {
+    for (unsigned i = 0; i < n->nkids; i++)
+      stmt(b, n->kids[i]);
+    return;
+  }
+  expr(b, n);
+}
+
+void ls_cfg_build(ls_program *p, ls_func *f) {
+  struct builder b = {.p = p, .f = f};
+  f->entry = new_block(&b);
+  f->exit = new_block(&b);
+  f->abort_blk = new_block(&b);
+  f->vexit = new_block(&b);
+  b.cur = f->entry;
+  stmt(&b, f->body);
+  if (b.cur)
+    edge(&b, b.cur, f->exit); /* falls off the closing brace */
+  /* The abort sink is not joined to the virtual exit: post-dominance is about the ranks
+   * that survive, so an error exit (exit(), throw) does not move a branch's join point. */
+  edge(&b, f->exit, f->vexit);
+  f->blocks = ls_alloc(p->arena, b.blocks.n * sizeof *f->blocks);
+  memcpy(f->blocks, b.blocks.v, b.blocks.n * sizeof *f->blocks);
+  f->nblocks = (int)b.blocks.n;
+  free(b.blocks.v);
+  free(b.jumps);
+  free(b.labels);
+  free(b.dtors.v);
+  /* noreturn: the normal exit is unreachable from the entry */
+  ls_block **stack = malloc((size_t)f->nblocks * sizeof *stack);
+  unsigned char *seen = calloc((size_t)f->nblocks, 1);
+  if (!stack || !seen)
+    abort();
+  int sp = 0;
+  stack[sp++] = f->entry;
+  seen[f->entry->id] = 1;
+  while (sp) {
+    ls_block *k = stack[--sp];
+    for (int i = 0; i < k->nsucc; i++)
+      if (!seen[k->succ[i]->id]) {
+        seen[k->succ[i]->id] = 1;
+        stack[sp++] = k->succ[i];
+      }
+  }
+  f->noreturn = !seen[f->exit->id];
+  free(stack);
+  free(seen);
+}
+
+/* ---- post-dominators ---- */
+static ls_block *intersect(ls_block *a, ls_block *b) {
+  while (a != b) {
+    while (a->po < b->po)
+      a = a->ipdom;
+    while (b->po < a->po)
+      b = b->ipdom;
+  }
+  return a;
+}
+
+void ls_cfg_postdom(ls_func *f) {
+  int n = f->nblocks;
+  ls_block **order = malloc((size_t)n * sizeof *order);
+  struct fr { ls_block *b; int i; } *st = malloc((size_t)n * sizeof *st);
+  if (!order || !st)
+    abort();
+  for (int i = 0; i < n; i++) {
+    f->blocks[i]->po = -1;
+    f->blocks[i]->ipdom = NULL;
+    f->blocks[i]->mark = 0;
+  }
+  /* postorder of the reverse graph from vexit (iterative DFS over preds) */
+  int no = 0, sp = 0;
+  st[sp++] = (struct fr){f->vexit, 0};
+  f->vexit->mark = 1;
+  while (sp) {
+    struct fr *t = &st[sp - 1];
+    if (t->i < t->b->npred) {
+      ls_block *q = t->b->pred[t->i++];
+      if (!q->mark) {
+        q->mark = 1;
+        st[sp++] = (struct fr){q, 0};
+      }
+    } else {
+      t->b->po = no;
+      order[no++] = t->b;
+      sp--;
+    }
+  }
+  f->vexit->ipdom = f->vexit;
+  for (int changed = 1; changed;) {
+    changed = 0;
+    for (int i = no - 2; i >= 0; i--) { /* reverse postorder, root excluded */
+      ls_block *k = order[i], *nd = NULL;
+      for (int s = 0; s < k->nsucc; s++) {
+        ls_block *q = k->succ[s];
+        if (q->po < 0 || !q->ipdom)
+          continue;
+        nd = nd ? intersect(q, nd) : q;
+      }
+      if (nd && k->ipdom != nd) {
+        k->ipdom = nd;
+        changed = 1;
+      }
+    }
+  }
+  /* blocks that never reach an exit (infinite loops): post-dominated only by vexit */
+  for (int i = 0; i < n; i++)
+    if (!f->blocks[i]->ipdom)
+      f->blocks[i]->ipdom = f->vexit;
+  f->vexit->ipdom = NULL;
+  free(order);
+  free(st);
+}
+
+/* ---- dump for tests: blocks renumbered in preorder from the entry ---- */
+void ls_cfg_dump(const ls_func *f, FILE *out) {
+  int n = f->nblocks, cnt = 0, sp = 0, ne = 1;
+  for (int i = 0; i < n; i++)
+    ne += f->blocks[i]->nsucc;
+  int *num = malloc((size_t)n * sizeof *num);
+  ls_block **order = malloc((size_t)n * sizeof *order), **st = malloc((size_t)ne * sizeof *st);
+  if (!num || !order || !st)
+    abort();
+  for (int i = 0; i < n; i++)
+    num[i] = -1;
+  st[sp++] = f->entry;
+  while (sp) {
+    ls_block *k = st[--sp];
+    if (num[k->id] >= 0 || k == f->exit || k == f->abort_blk || k == f->vexit)
+      continue;
+    num[k->id] = cnt;
+    order[cnt++] = k;
+    for (int i = k->nsucc - 1; i >= 0; i--)
+      st[sp++] = k->succ[i];
+  }
+  for (int i = 0; i < cnt; i++) {
+    ls_block *k = order[i];
+    fprintf(out, "B%d", i);
+    for (int j = 0; j < k->nitems; j++)
+      if (k->items[j]->kind == CXCursor_CallExpr && k->items[j]->text)
+        fprintf(out, " %s()", k->items[j]->text);
+    if (k->cond)
+      fprintf(out, " ?");
+    fprintf(out, " ->");
+    for (int s = 0; s < k->nsucc; s++) {
+      ls_block *q = k->succ[s];
+      if (q == f->exit)
+        fprintf(out, " EXIT");
+      else if (q == f->abort_blk)
+        fprintf(out, " ABORT");
+      else
+        fprintf(out, " B%d", num[q->id]);
+    }
+    fputc('\n', out);
+  }
+  free(num);
+  free(order);
+  free(st);
+}

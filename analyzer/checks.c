@@ -1,0 +1,794 @@
+/* checks.c — drives the analysis of a whole program and runs the four checks:
+ *   rank-divergent-collective  collectives control-dependent on a rank-dependent branch whose
+ *                              alternatives issue different fingerprint sequences;
+ *   unbalanced-group           sparse-style group-depth walk over the CFG;
+ *   rank-dependent-argument    count/dtype/root/redop that depend on the rank;
+ *   ungrouped-p2p              send/recv outside a group that every rank orders the same way.
+ * Functions are processed callees first, so calls use the callee's summary (collective
+ * sequence, net group effect, noreturn). Sequences are compared by hash: H(x) is the hash of
+ * the canonical collective sequence from block x to the function exit along the
+ * post-dominator chain; alternatives of a branch are equal when their regions are equal. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "lint.h"
+
+#define HB 0x100000001b3ull /* base of the sequence hash (odd) */
+
+static uint64_t powb(long e) {
+  uint64_t r = 1, b = HB;
+  for (; e > 0; e >>= 1, b *= b)
+    if (e & 1)
+      r *= b;
+  return r;
+}
+
+struct ctx {
+  ls_program *p;
+  ls_vec *findings;
+  ls_func *f;
+  unsigned gen;
+};
+
+/* ---- normalized argument text (fingerprint expressions) ---- */
+struct sbuf { char *s; size_t n, cap; };
+static void sb_add(struct sbuf *b, const char *t) {
+  size_t k = strlen(t);
+  if (b->n + k + 1 > b->cap) {
+    b->cap = (b->n + k + 1) * 2;
+    b->s = realloc(b->s, b->cap);
+    if (!b->s)
+      abort();
+  }
+  memcpy(b->s + b->n, t, k + 1);
+  b->n += k;
+}
+
+static const char *binop_text(int op) {
+  static const char *t[] = {"?", ".*", "->*", "*", "/", "%", "+", "-", "<<", ">>", "<=>", "<", ">", "<=", ">=",
+                            "==", "!=", "&", "^", "|", "&&", "||", "=", "*=", "/=", "%=", "+=", "-=", "<<=",
+                            ">>=", "&=", "^=", "|=", ","};
+  return op >= 0 && (size_t)op < sizeof t / sizeof t[0] ? t[op] : "?";
+}
+
+static void norm_rec(struct sbuf *b, const ls_node *n) {
+  if (!n)
+    return;
+  if (n->norm) {
+    sb_add(b, n->norm);
+    return;
+  }
+  char tmp[32];
+  switch (n->kind) {
+  case CXCursor_IntegerLiteral:
+    snprintf(tmp, sizeof tmp, "#%lld", n->ival);
+    sb_add(b, tmp);
+    return;
+  case CXCursor_DeclRefExpr:
+    if (n->ilit) {
+      snprintf(tmp, sizeof tmp, "#%lld", n->ival);
+      sb_add(b, tmp);
+    } else {
+      sb_add(b, n->text ? n->text : "?");
+    }
+    return;
+  case CXCursor_MemberRefExpr:
+    for (unsigned i = 0; i < n->nkids; i++)
+      norm_rec(b, n->kids[i]);
+    sb_add(b, ".");
+    sb_add(b, n->text ? n->text : "?");
+    return;
+  case CXCursor_BinaryOperator:
+    sb_add(b, "(");
+    if (n->nkids == 2) {
+      norm_rec(b, n->kids[0]);
+      sb_add(b, binop_text(n->op));
+      norm_rec(b, n->kids[1]);
+    }
+    sb_add(b, ")");
+    return;
+  case CXCursor_CallExpr:
+    sb_add(b, n->text ? n->text : "?");
+    sb_add(b, "(");
+    for (unsigned i = 0; i < n->nkids; i++) {
+      if (i)
+        sb_add(b, ",");
+      norm_rec(b, n->kids[i]);
+    }
+    sb_add(b, ")");
+    return;
+  case CXCursor_UnaryOperator:
+    snprintf(tmp, sizeof tmp, "u%d(", n->op);
+    sb_add(b, tmp);
+    break;
+  case CXCursor_ArraySubscriptExpr:
+    sb_add(b, "[");
+    break;
+  default:
+    if (n->text && n->nkids == 0)
+      sb_add(b, n->text);
+    for (unsigned i = 0; i < n->nkids; i++)
+      norm_rec(b, n->kids[i]);
+    return;
+  }
+  for (unsigned i = 0; i < n->nkids; i++) {
+    if (i)
+      sb_add(b, ",");
+    norm_rec(b, n->kids[i]);
+  }
+  sb_add(b, n->kind == CXCursor_ArraySubscriptExpr ? "]" : ")");
+}
+
+static const char *norm(ls_program *p, ls_node *n) {
+  if (!n)
+    return "";
+  if (!n->norm) {
+    struct sbuf b = {0};
+    sb_add(&b, "");
+    norm_rec(&b, n);
+    n->norm = ls_strdup(p->arena, b.s);
+    free(b.s);
+  }
+  return n->norm;
+}
+
+/* ---- events ---- */
+static int is_coll(const ls_node *n) {
+  return n->kind == CXCursor_CallExpr && n->ent && n->ent->rule && n->ent->rule->kind == LS_KIND_COLLECTIVE;
+}
+static int is_p2p(const ls_node *n) {
+  return n->kind == CXCursor_CallExpr && n->ent && n->ent->rule && n->ent->rule->kind == LS_KIND_P2P;
+}
+static int is_helper_call(const ls_node *n) {
+  return n->kind == CXCursor_CallExpr && n->ent && !n->ent->rule && n->ent->def && n->ent->def->analyzed &&
+         n->ent->def->entry->len > 0;
+}
+
+/* Token of a collective event: op + comm + count/dtype/root/redop expressions. */
+static int event_token(struct ctx *c, ls_node *n, uint64_t *tok) {
+  if (is_coll(n)) {
+    const ls_rule_fn *r = n->ent->rule;
+    uint64_t h = ls_hash_str(0, r->op);
+    for (int i = 0; i < r->nargs && (unsigned)i < n->nkids; i++) {
+      enum ls_role ro = r->roles[i];
+      if (ro == LS_ROLE_COUNT || ro == LS_ROLE_DTYPE || ro == LS_ROLE_ROOT || ro == LS_ROLE_REDOP || ro == LS_ROLE_COMM) {
+        char tag[4] = {'|', (char)('a' + ro), '=', 0};
+        h = ls_hash_str(h, tag);
+        h = ls_hash_str(h, norm(c->p, n->kids[i]));
+      }
+    }
+    *tok = h | 1;
+    return 1;
+  }
+  if (is_helper_call(n)) {
+    *tok = (n->ent->def->entry->h * 31 + 7) | 1;
+    return 1;
+  }
+  return 0;
+}
+
+/* ---- sequence hash per block, memoized along the post-dominator chain ---- */
+struct seq { uint64_t h; long len; int stop; int ends; };
+
+static struct seq cat(struct seq a, struct seq b) {
+  struct seq r = {a.h + powb(a.len) * b.h, a.len + b.len, b.stop, b.ends};
+  return r;
+}
+
+static struct seq seq_of(struct ctx *c, ls_block *k);
+
+/* The region of alternative s of a branch whose join is P. */
+static struct seq region(struct seq s, struct seq P) {
+  if (s.stop == P.stop && s.len >= P.len && s.ends == P.ends) {
+    struct seq r = {s.h - powb(s.len - P.len) * P.h, s.len - P.len, -1, 0};
+    return r;
+  }
+  s.stop = -1;
+  return s;
+}
+
+static struct seq seq_of(struct ctx *c, ls_block *k) {
+  ls_func *f = c->f;
+  struct seq none = {0, 0, -1, 0};
+  if (!k || k == f->vexit || k == f->exit)
+    return none;
+  if (k == f->abort_blk) {
+    none.ends = 1;
+    return none;
+  }
+  if (k->hstate == 2) {
+    struct seq r = {k->h, k->len, k->stop, k->ends};
+    return r;
+  }
+  if (k->hstate == 1) {
+    struct seq r = {0, 0, k->id, 0};
+    return r;
+  }
+  k->hstate = 1;
+  struct seq ev = {0, 0, -1, 0};
+  for (int i = 0; i < k->nitems; i++) {
+    uint64_t t;
+    if (event_token(c, k->items[i], &t)) {
+      struct seq one = {t, 1, -1, 0};
+      ev = cat(ev, one);
+    }
+  }
+  struct seq rest = none;
+  if (k->nsucc == 1) {
+    rest = seq_of(c, k->succ[0]);
+  } else if (k->nsucc > 1) {
+    ls_block *P = k->ipdom;
+    struct seq sp = seq_of(c, P);
+    struct seq alt[2] = {{0}};
+    int nalt = 0, differ = 0;
+    uint64_t mix = 0x9e3779b97f4a7c15ull;
+    for (int i = 0; i < k->nsucc; i++) {
+      struct seq s = seq_of(c, k->succ[i]);
+      if (s.ends && !sp.ends)
+        continue; /* an error exit (abort) does not change what surviving ranks issue */
+      struct seq r = region(s, sp);
+      if (nalt && (r.h != alt[0].h || r.len != alt[0].len))
+        differ = 1;
+      if (!nalt)
+        alt[0] = r;
+      nalt++;
+      mix = (mix ^ r.h) * HB + (uint64_t)r.len;
+    }
+    struct seq mid = none;
+    if (nalt && !differ) {
+      mid = alt[0];
+    } else if (nalt) {
+      mid.h = mix | 1;
+      mid.len = 1;
+    }
+    rest = cat(mid, sp);
+  }
+  struct seq r = cat(ev, rest);
+  k->h = r.h;
+  k->len = r.len;
+  k->stop = r.stop;
+  k->ends = r.ends;
+  k->hstate = 2;
+  return r;
+}
+
+/* ---- flat event lists for reporting ---- */
+#define MAXEV 64
+struct evlist { ls_node *v[MAXEV]; int n; int exited; };
+
+static int is_stop(ls_block *k, ls_block **stops, int nstops) {
+  for (int i = 0; i < nstops; i++)
+    if (stops[i] == k)
+      return 1;
+  return 0;
+}
+
+static void walk(struct ctx *c, ls_block *k, ls_block **stops, int nstops, struct evlist *out, int p2p) {
+  ls_func *f = c->f;
+  while (k && !is_stop(k, stops, nstops) && k->mark != c->gen) {
+    if (k == f->exit || k == f->abort_blk || k == f->vexit) {
+      out->exited = 1;
+      return;
+    }
+    k->mark = c->gen;
+    for (int i = 0; i < k->nitems && out->n < MAXEV; i++) {
+      ls_node *n = k->items[i];
+      if (p2p ? is_p2p(n) : (is_coll(n) || is_helper_call(n)))
+        out->v[out->n++] = n;
+    }
+    if (k->nsucc == 0)
+      return;
+    if (k->nsucc > 1) {
+      ls_block *best = NULL;
+      for (int i = 0; i < k->nsucc; i++) {
+        ls_block *s = k->succ[i];
+        if (s == f->abort_blk || (s->hstate == 2 && s->ends))
+          continue;
+        if (!best || (s->hstate == 2 && best->hstate == 2 && s->len > best->len))
+          best = s;
+      }
+      if (best && nstops < 64) {
+        ls_block *st[65];
+        memcpy(st, stops, (size_t)nstops * sizeof *st);
+        st[nstops] = k->ipdom;
+        struct evlist sub = {.n = 0};
+        walk(c, best, st, nstops + 1, &sub, p2p);
+        for (int i = 0; i < sub.n && out->n < MAXEV; i++)
+          out->v[out->n++] = sub.v[i];
+      }
+      k = k->ipdom;
+      continue;
+    }
+    k = k->succ[0];
+  }
+}
+
+/* ---- findings ---- */
+static ls_loc *mkloc(ls_program *p, const char *file, unsigned line, unsigned col, const char *msg) {
+  ls_loc *l = ls_alloc(p->arena, sizeof *l);
+  l->file = file;
+  l->line = line;
+  l->col = col;
+  l->msg = msg ? ls_strdup(p->arena, msg) : NULL;
+  return l;
+}
+
+static ls_finding *add_finding(struct ctx *c, const char *rule, const char *file, unsigned line, unsigned col,
+                               const char *msg) {
+  for (size_t i = 0; i < c->findings->n; i++) {
+    ls_finding *o = c->findings->v[i];
+    if (o->line == line && o->col == col && !strcmp(o->rule, rule) && !strcmp(o->file, file))
+      return NULL; /* one finding per place and rule */
+  }
+  ls_finding *f = ls_alloc(c->p->arena, sizeof *f);
+  f->rule = rule;
+  f->file = file;
+  f->line = line;
+  f->col = col;
+  f->function = c->f->name;
+  f->message = ls_strdup(c->p->arena, msg);
+  ls_vec_push(c->findings, f);
+  return f;
+}
+
+static void add_origin_note(struct ctx *c, ls_finding *fd, const ls_origin *o) {
+  if (!fd || !o)
+    return;
+  char m[512];
+  snprintf(m, sizeof m, "%s here", o->what);
+  ls_vec_push(&fd->notes, mkloc(c->p, o->file, o->line, o->col, m));
+}
+
+static const char *callee(const ls_node *n) { return n && n->text ? n->text : "?"; }
+
+static void seq_text(char *buf, size_t cap, const struct evlist *l) {
+  buf[0] = 0;
+  size_t k = 0;
+  if (!l->n)
+    snprintf(buf, cap, "no collective");
+  for (int i = 0; i < l->n && k + 1 < cap; i++)
+    k += (size_t)snprintf(buf + k, cap - k, "%s%s%s", i ? ", " : "", callee(l->v[i]),
+                          l->v[i]->ent && l->v[i]->ent->def ? "() (issues collectives)" : "");
+}
+
+static void check_branch(struct ctx *c, ls_block *b) {
+  ls_func *f = c->f;
+  ls_block *P = b->ipdom;
+  /* A side that dies (exit, abort, throw) issues nothing more: compare whole sequences to
+   * the function exit, so the survivors' collectives count as skipped by the others. */
+  int aborts = 0;
+  for (int i = 0; i < b->nsucc; i++)
+    aborts |= seq_of(c, b->succ[i]).ends;
+  if (aborts)
+    P = f->vexit;
+  struct seq sp = seq_of(c, P);
+  struct seq r0 = {0};
+  int differ = 0, have = 0;
+  for (int i = 0; i < b->nsucc; i++) {
+    struct seq r = region(seq_of(c, b->succ[i]), sp);
+    if (have && (r.h != r0.h || r.len != r0.len))
+      differ = 1;
+    if (!have)
+      r0 = r;
+    have = 1;
+  }
+  if (!differ)
+    return;
+  /* Two alternatives that differ: the first successor vs the first that differs from it. */
+  struct evlist la = {.n = 0}, lb = {.n = 0};
+  int ia = 0, ib = 1;
+  for (int i = 1; i < b->nsucc; i++) {
+    struct seq r = region(seq_of(c, b->succ[i]), sp);
+    if (r.h != r0.h || r.len != r0.len) {
+      ib = i;
+      break;
+    }
+  }
+  ls_block *stops[1] = {P};
+  c->gen++;
+  b->mark = c->gen;
+  walk(c, b->succ[ia], stops, 1, &la, 0);
+  c->gen++;
+  b->mark = c->gen;
+  walk(c, b->succ[ib], stops, 1, &lb, 0);
+  uint64_t ta = 0, tb = 0;
+  int i = 0;
+  for (; i < la.n && i < lb.n; i++) {
+    event_token(c, la.v[i], &ta);
+    event_token(c, lb.v[i], &tb);
+    if (ta != tb)
+      break;
+  }
+  ls_node *at = i < la.n ? la.v[i] : i < lb.n ? lb.v[i] : NULL;
+  ls_node *other = at == (i < la.n ? la.v[i] : NULL) ? (i < lb.n ? lb.v[i] : NULL) : (i < la.n ? la.v[i] : NULL);
+  if (!at)
+    return; /* the difference lies in paths that do not return; nothing to point at */
+  ls_node *cn = b->cond;
+  char msg[1024], sa[400], sb[400];
+  const char *what = at->ent && at->ent->def ? "call to" : "collective";
+  if (b->is_loop)
+    snprintf(msg, sizeof msg, "%s '%s' runs a rank-dependent number of times: the loop condition at line %u depends on the rank",
+             what, callee(at), cn->line);
+  else if (P == f->vexit && (aborts || la.exited != lb.exited || !other))
+    snprintf(msg, sizeof msg, "%s '%s' is skipped by ranks that leave early at line %u: the exit condition depends on the rank",
+             what, callee(at), cn->line);
+  else if (!other)
+    snprintf(msg, sizeof msg, "%s '%s' is issued only by ranks on one side of the rank-dependent branch at line %u",
+             what, callee(at), cn->line);
+  else
+    snprintf(msg, sizeof msg, "ranks issue different collectives here: '%s' on one side of the rank-dependent branch at line %u, '%s' on the other",
+             callee(at), cn->line, callee(other));
+  ls_finding *fd = add_finding(c, "rank-divergent-collective", at->file, at->line, at->col, msg);
+  if (!fd)
+    return;
+  ls_vec_push(&fd->notes, mkloc(c->p, cn->file, cn->line, cn->col, "this condition depends on the rank"));
+  add_origin_note(c, fd, b->cond_taint);
+  seq_text(sa, sizeof sa, &la);
+  seq_text(sb, sizeof sb, &lb);
+  char m1[512];
+  snprintf(m1, sizeof m1, "one side issues: %s", sa);
+  ls_vec_push(&fd->notes, mkloc(c->p, cn->file, cn->line, cn->col, m1));
+  snprintf(m1, sizeof m1, "the other side issues: %s", sb);
+  ls_vec_push(&fd->notes, mkloc(c->p, cn->file, cn->line, cn->col, m1));
+  char key[1024];
+  size_t k = (size_t)snprintf(key, sizeof key, "A");
+  for (int j = 0; j < la.n; j++) {
+    ls_vec_push(&fd->sites, mkloc(c->p, la.v[j]->file, la.v[j]->line, la.v[j]->col, callee(la.v[j])));
+    if (k < sizeof key)
+      k += (size_t)snprintf(key + k, sizeof key - k, ",%s", callee(la.v[j]));
+  }
+  if (k < sizeof key)
+    k += (size_t)snprintf(key + k, sizeof key - k, "|B");
+  for (int j = 0; j < lb.n; j++) {
+    ls_vec_push(&fd->sites, mkloc(c->p, lb.v[j]->file, lb.v[j]->line, lb.v[j]->col, callee(lb.v[j])));
+    if (k < sizeof key)
+      k += (size_t)snprintf(key + k, sizeof key - k, ",%s", callee(lb.v[j]));
+  }
+  fd->seqkey = ls_strdup(c->p->arena, key);
+}
+
+static void check_args(struct ctx *c, ls_node *n) {
+  const ls_rule_fn *r = n->ent->rule;
+  static const char *rn[] = {[LS_ROLE_COUNT] = "count", [LS_ROLE_DTYPE] = "datatype", [LS_ROLE_ROOT] = "root",
+                             [LS_ROLE_REDOP] = "reduction op"};
+  for (int i = 0; i < r->nargs && (unsigned)i < n->nkids; i++) {
+    enum ls_role ro = r->roles[i];
+    if (ro != LS_ROLE_COUNT && ro != LS_ROLE_DTYPE && ro != LS_ROLE_ROOT && ro != LS_ROLE_REDOP)
+      continue;
+    const ls_origin *o = ls_expr_taint(c->p, n->kids[i]);
+    if (!o)
+      continue;
+    char msg[512];
+    snprintf(msg, sizeof msg, "%s argument of '%s' depends on the rank; every rank must pass the same value",
+             rn[ro], callee(n));
+    ls_finding *fd = add_finding(c, "rank-dependent-argument", n->file, n->line, n->col, msg);
+    if (!fd)
+      return;
+    add_origin_note(c, fd, o);
+    ls_vec_push(&fd->sites, mkloc(c->p, n->file, n->line, n->col, callee(n)));
+    fd->seqkey = ls_strdup(c->p->arena, rn[ro]);
+    return;
+  }
+}
+
+/* ---- group depth ---- */
+#define GZ 8 /* bit GZ+d of a mask: depth d is possible */
+static uint32_t shift(uint32_t m, int d) { return d >= 0 ? m << d : m >> -d; }
+
+static int group_delta(const ls_node *n) {
+  if (n->kind != CXCursor_CallExpr || !n->ent)
+    return 0;
+  if (n->ent->rule)
+    return n->ent->rule->kind == LS_KIND_GROUP_START ? 1 : n->ent->rule->kind == LS_KIND_GROUP_END ? -1 : 0;
+  if (n->ent->def && n->ent->def->group_helper)
+    return n->ent->def->group_net;
+  return 0;
+}
+
+static void group_flow(ls_func *f) {
+  for (int i = 0; i < f->nblocks; i++)
+    f->blocks[i]->gin = f->blocks[i]->gout = 0, f->blocks[i]->gdone = 0;
+  ls_block **q = malloc(((size_t)f->nblocks + 1) * sizeof *q);
+  if (!q)
+    abort();
+  int qh = 0, qt = 0, n = f->nblocks + 1;
+  f->entry->gin = 1u << GZ;
+  q[qt++ % n] = f->entry;
+  f->entry->gdone = 1;
+  while (qh != qt) {
+    ls_block *k = q[qh++ % n];
+    qh %= n;
+    qt %= n;
+    k->gdone = 0;
+    uint32_t m = k->gin;
+    for (int i = 0; i < k->nitems; i++) {
+      int d = group_delta(k->items[i]);
+      if (d)
+        m = shift(m, d);
+    }
+    k->gout = m;
+    for (int s = 0; s < k->nsucc; s++) {
+      ls_block *t = k->succ[s];
+      if ((t->gin | m) != t->gin) {
+        t->gin |= m;
+        if (!t->gdone) {
+          t->gdone = 1;
+          q[qt++ % n] = t;
+          qt %= n;
+        }
+      }
+    }
+  }
+  free(q);
+}
+
+static int mask_depth(uint32_t m) { /* the single depth in m, or 99 */
+  for (int d = -GZ; d < 32 - GZ; d++)
+    if (m == 1u << (GZ + d))
+      return d;
+  return 99;
+}
+
+static void check_groups(struct ctx *c, ls_vec *p2p_cands) {
+  ls_func *f = c->f;
+  group_flow(f);
+  ls_vec below = {0};
+  ls_node *first_start = NULL;
+  for (int b = 0; b < f->nblocks; b++) {
+    ls_block *k = f->blocks[b];
+    uint32_t m = k->gin;
+    if (!m)
+      continue;
+    for (int i = 0; i < k->nitems; i++) {
+      ls_node *n = k->items[i];
+      int d = group_delta(n);
+      if (d < 0 && (m & (1u << GZ)) && n->ent->rule)
+        ls_vec_push(&below, n);
+      if (d > 0 && n->ent->rule && !first_start)
+        first_start = n;
+      if (d)
+        m = shift(m, d);
+      if (is_p2p(n) && (m & (1u << GZ))) {
+        int req = 0;
+        for (int a = 0; a < n->ent->rule->nargs; a++)
+          req |= n->ent->rule->roles[a] == LS_ROLE_REQUEST;
+        if (!req)
+          ls_vec_push(p2p_cands, n);
+      }
+    }
+  }
+  uint32_t all = 0;
+  int zero_exit = 0;
+  for (int i = 0; i < f->exit->npred; i++) {
+    all |= f->exit->pred[i]->gout;
+    zero_exit |= (f->exit->pred[i]->gout & (1u << GZ)) != 0;
+  }
+  int net = mask_depth(all);
+  if (f->ent && f->ent->ncalls > 0 && (net == 1 || net == -1)) {
+    f->group_net = net; /* a begin/end helper: its callers account for it */
+    f->group_helper = 1;
+    free(below.v);
+    return;
+  }
+  for (size_t i = 0; i < below.n; i++) {
+    ls_node *n = below.v[i];
+    char msg[256];
+    snprintf(msg, sizeof msg, "'%s' without a matching group start on some path: the group depth goes below zero",
+             callee(n));
+    ls_finding *fd = add_finding(c, "unbalanced-group", n->file, n->line, n->col, msg);
+    if (fd) {
+      ls_vec_push(&fd->sites, mkloc(c->p, n->file, n->line, n->col, callee(n)));
+      fd->seqkey = "below-zero";
+    }
+  }
+  free(below.v);
+  for (int i = 0; i < f->exit->npred; i++) {
+    ls_block *k = f->exit->pred[i];
+    uint32_t m = k->gout;
+    if (!m || m == 1u << GZ || !k->gin)
+      continue;
+    const char *file = k->term ? k->term->file : f->file;
+    unsigned line = k->term ? k->term->line : f->end_line, col = k->term ? k->term->col : f->end_col;
+    int d = mask_depth(m);
+    char msg[512];
+    const char *key;
+    if (d == 99) {
+      snprintf(msg, sizeof msg, "group depth differs between the paths that reach this exit: some leave a group open");
+      key = "join";
+    } else if (d > 0 && k->term && zero_exit) {
+      snprintf(msg, sizeof msg, "return inside a group leaves it open (depth %d): ncclGroupEnd must still be called on this path; it also returns the error the group stored", d);
+      key = "error-return";
+    } else if (d > 0) {
+      snprintf(msg, sizeof msg, "function %s with the group depth at %d (it was 0 on entry): missing group end",
+               k->term ? "returns" : "ends", d);
+      key = "open";
+    } else {
+      snprintf(msg, sizeof msg, "function %s with the group depth at %d: more group ends than starts",
+               k->term ? "returns" : "ends", d);
+      key = "negative";
+    }
+    ls_finding *fd = add_finding(c, "unbalanced-group", file, line, col, msg);
+    if (!fd)
+      continue;
+    fd->seqkey = key;
+    if (first_start) {
+      ls_vec_push(&fd->notes, mkloc(c->p, first_start->file, first_start->line, first_start->col, "group opened here"));
+      ls_vec_push(&fd->sites, mkloc(c->p, first_start->file, first_start->line, first_start->col, callee(first_start)));
+    }
+  }
+}
+
+/* ---- ungrouped p2p ---- */
+static ls_block *block_of(ls_func *f, ls_node *n) {
+  for (int b = 0; b < f->nblocks; b++)
+    for (int i = 0; i < f->blocks[b]->nitems; i++)
+      if (f->blocks[b]->items[i] == n)
+        return f->blocks[b];
+  return NULL;
+}
+
+static int in_vec(ls_vec *v, void *p) {
+  for (size_t i = 0; i < v->n; i++)
+    if (v->v[i] == p)
+      return 1;
+  return 0;
+}
+
+static void report_p2p(struct ctx *c, ls_node *n, ls_node *other, const char *why) {
+  char msg[512];
+  snprintf(msg, sizeof msg, "'%s' outside a group and %s: without ncclGroupStart/End around the pair the ranks can deadlock",
+           callee(n), why);
+  ls_finding *fd = add_finding(c, "ungrouped-p2p", n->file, n->line, n->col, msg);
+  if (!fd)
+    return;
+  ls_vec_push(&fd->sites, mkloc(c->p, n->file, n->line, n->col, callee(n)));
+  if (other) {
+    ls_vec_push(&fd->notes, mkloc(c->p, other->file, other->line, other->col, "the matching operation, also ungrouped"));
+    ls_vec_push(&fd->sites, mkloc(c->p, other->file, other->line, other->col, callee(other)));
+  }
+  fd->seqkey = n->ent->rule->op;
+}
+
+static void check_p2p(struct ctx *c, ls_vec *cands) {
+  ls_func *f = c->f;
+  if (cands->n < 1)
+    return;
+  /* unconditional ones: every rank runs the same order */
+  ls_node *first = NULL, *other = NULL;
+  for (size_t i = 0; i < cands->n; i++) {
+    ls_node *n = cands->v[i];
+    ls_block *k = block_of(f, n);
+    if (!k || k->cdep)
+      continue;
+    if (!first)
+      first = n;
+    else if (!other && strcmp(n->ent->rule->op, first->ent->rule->op))
+      other = n;
+  }
+  if (first && other)
+    report_p2p(c, first, other, "issued in the same order by every rank");
+  /* under rank-dependent branches: every side starting with the same operation */
+  for (int b = 0; b < f->nblocks; b++) {
+    ls_block *k = f->blocks[b];
+    if (!k->cond_taint || k->nsucc < 2)
+      continue;
+    const char *op0 = NULL;
+    int same = 1, mixed = 0, sides = 0;
+    ls_node *at = NULL, *oth = NULL;
+    for (int s = 0; s < k->nsucc; s++) {
+      struct evlist l = {.n = 0};
+      ls_block *stops[1] = {k->ipdom};
+      c->gen++;
+      k->mark = c->gen;
+      walk(c, k->succ[s], stops, 1, &l, 1);
+      int n = 0;
+      ls_node *fst = NULL;
+      for (int i = 0; i < l.n; i++) {
+        if (!in_vec(cands, l.v[i]))
+          continue;
+        if (!fst)
+          fst = l.v[i];
+        else if (strcmp(l.v[i]->ent->rule->op, fst->ent->rule->op)) {
+          mixed = 1;
+          if (!oth)
+            oth = l.v[i];
+        }
+        n++;
+      }
+      if (!fst)
+        continue;
+      sides++;
+      if (!op0) {
+        op0 = fst->ent->rule->op;
+        at = fst;
+      } else if (strcmp(op0, fst->ent->rule->op)) {
+        same = 0;
+      }
+    }
+    if (sides >= 2 && same && mixed && at)
+      report_p2p(c, at, oth, "every side of the rank-dependent branch starts with it");
+  }
+}
+
+/* ---- driver ---- */
+static void scan_calls(ls_node *n, ls_vec *out) {
+  if (!n)
+    return;
+  if (n->kind == CXCursor_CallExpr && n->ent) {
+    n->ent->ncalls++;
+    if (n->ent->def)
+      ls_vec_push(out, n->ent->def);
+  }
+  if (n->kind == CXCursor_VarDecl && n->dtor && n->dtor->def)
+    ls_vec_push(out, n->dtor->def);
+  for (unsigned i = 0; i < n->nkids; i++)
+    scan_calls(n->kids[i], out);
+}
+
+static void order_visit(ls_func *f, ls_vec *order) {
+  f->visiting = 1;
+  ls_vec callees = {0};
+  scan_calls(f->body, &callees);
+  for (size_t i = 0; i < callees.n; i++) {
+    ls_func *g = callees.v[i];
+    if (!g->visiting)
+      order_visit(g, order);
+  }
+  free(callees.v);
+  ls_vec_push(order, f);
+}
+
+static void analyze(struct ctx *c, ls_func *f) {
+  c->f = f;
+  for (int i = 0; i < f->nblocks; i++) {
+    ls_block *k = f->blocks[i];
+    k->cond_taint = k->cond && k->nsucc > 1 ? ls_expr_taint(c->p, k->cond) : NULL;
+    k->hstate = 0;
+    k->cdep = NULL;
+    k->mark = 0;
+  }
+  seq_of(c, f->entry);
+  for (int i = 0; i < f->nblocks; i++) /* unreachable blocks still get checked */
+    seq_of(c, f->blocks[i]);
+  for (int i = 0; i < f->nblocks; i++) {
+    ls_block *k = f->blocks[i];
+    if (!k->cond_taint)
+      continue;
+    for (int s = 0; s < k->nsucc; s++)
+      for (ls_block *r = k->succ[s]; r && r != k->ipdom && r != f->vexit && !r->cdep; r = r->ipdom)
+        r->cdep = k;
+  }
+  ls_vec p2p = {0};
+  check_groups(c, &p2p);
+  for (int i = 0; i < f->nblocks; i++) {
+    ls_block *k = f->blocks[i];
+    if (k->cond_taint)
+      check_branch(c, k);
+    for (int j = 0; j < k->nitems; j++)
+      if (is_coll(k->items[j]))
+        check_args(c, k->items[j]);
+  }
+  check_p2p(c, &p2p);
+  free(p2p.v);
+  f->analyzed = 1;
+}
+
+void ls_checks_run(ls_program *p, ls_vec *findings) {
+  ls_vec order = {0};
+  size_t nf = p->funcs.n; /* lambdas were added during parsing; all functions are known */
+  for (size_t i = 0; i < nf; i++) {
+    ls_func *f = p->funcs.v[i];
+    if (!f->visiting)
+      order_visit(f, &order);
+  }
+  for (size_t i = 0; i < order.n; i++) {
+    ls_func *f = order.v[i];
+    ls_cfg_build(p, f);
+    ls_cfg_postdom(f);
+  }
+  ls_taint_run(p);
+  struct ctx c = {.p = p, .findings = findings};
+  for (size_t i = 0; i < order.n; i++)
+    analyze(&c, order.v[i]);
+  free(order.v);
+}

@@ -1,0 +1,427 @@
+/* cmd_lint.c — `lockstep lint`: command line, inputs (files + flags after `--`, or a
+ * compilation database), rules loading, and the exit-code contract (0 clean, 1 findings,
+ * 2 usage/input error). The analysis runs on a thread with a large stack because the node
+ * conversion and the CFG builder recurse over the AST's depth. */
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <clang-c/CXCompilationDatabase.h>
+
+#include "commands.h"
+#include "lint.h"
+
+#ifndef LOCKSTEP_CLANG_RESOURCE_DIR
+#define LOCKSTEP_CLANG_RESOURCE_DIR ""
+#endif
+#ifndef LOCKSTEP_RULES_DIR_BUILD
+#define LOCKSTEP_RULES_DIR_BUILD ""
+#endif
+#ifndef LOCKSTEP_RULES_DIR_INSTALL
+#define LOCKSTEP_RULES_DIR_INSTALL ""
+#endif
+#ifndef LOCKSTEP_CUDA_INCLUDE_BUILD
+#define LOCKSTEP_CUDA_INCLUDE_BUILD ""
+#endif
+#ifndef LOCKSTEP_CUDA_INCLUDE_INSTALL
+#define LOCKSTEP_CUDA_INCLUDE_INSTALL ""
+#endif
+
+static const char usage_text[] =
+    "usage: lockstep lint [options] FILE... [-- COMPILER-FLAGS...]\n"
+    "       lockstep lint [options] -p BUILD-DIR [FILE...]\n"
+    "\n"
+    "Finds code paths on which ranks issue different collective sequences, unbalanced\n"
+    "group scopes, rank-dependent collective arguments and ungrouped send/recv pairs in\n"
+    "C, C++ and CUDA sources (.cu files are parsed host-side).\n"
+    "\n"
+    "options:\n"
+    "  -p DIR            read DIR/compile_commands.json; analyze every entry, or only the\n"
+    "                    FILEs named (summaries still cross all analyzed TUs)\n"
+    "  --rules FILE      load this rules file instead of the default rules/*.json;\n"
+    "                    repeat to load several\n"
+    "  --format=FORMAT   text (default, clang-style) or json\n"
+    "  --verify          check the findings against the // expected-warning{{rule}}\n"
+    "                    annotations in each FILE; exit 1 on any mismatch\n"
+    "  --cuda-path=DIR   CUDA toolkit used for .cu files (default /usr/local/cuda)\n"
+    "  -h, --help        show this help\n"
+    "\n"
+    "rules: rank-divergent-collective, unbalanced-group, rank-dependent-argument,\n"
+    "ungrouped-p2p. Suppress one finding with a comment on its line or the line above:\n"
+    "  // lockstep: ignore(rule-id) reason\n"
+    "\n"
+    "exit status: 0 no findings, 1 findings (or --verify mismatch), 2 usage or input error\n";
+
+struct input {
+  const char *file;
+  ls_vec args; /* char* */
+  int cuda;
+};
+
+struct opts {
+  int argc;
+  char **argv;
+  int rc;
+};
+
+static int exists_dir(const char *p) {
+  struct stat st;
+  return p && *p && stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static int starts(const char *s, const char *p) { return !strncmp(s, p, strlen(p)); }
+
+/* Compilation-database arguments to what libclang accepts: drop the compiler, -c/-o,
+ * dependency-file flags and nvcc-only flags; keep includes, defines, language flags. */
+static void translate(ls_arena *a, struct input *in, CXCompileCommand cmd, const char *file) {
+  unsigned n = clang_CompileCommand_getNumArgs(cmd);
+  static const char *skip1[] = {"-c", "-MD", "-MMD", "-MP", "-Werror", "--expt-relaxed-constexpr",
+                                "--expt-extended-lambda", "--extended-lambda", "-lineinfo", "--use_fast_math",
+                                "-use_fast_math", "-forward-unknown-to-host-compiler", "-G", "--keep",
+                                "--resource-usage", "-Wno-deprecated-gpu-targets", "-pipe"};
+  static const char *skip2[] = {"-o", "-MF", "-MT", "-MQ", "-gencode", "-arch", "-code", "-ccbin",
+                                "--compiler-bindir", "-Xptxas", "-Xlinker", "-Xnvlink", "--threads",
+                                "--options-file", "--default-stream", "-maxrregcount", "--generate-code",
+                                "--gpu-architecture", "--gpu-code", "-Xfatbin", "-Xarchive"};
+  static const char *skipeq[] = {"-arch=", "-code=", "-gencode=", "--generate-code=", "--gpu-architecture=",
+                                 "--gpu-code=", "-rdc=", "--relocatable-device-code=", "-maxrregcount=",
+                                 "--diag-suppress=", "--diag_suppress=", "-diag-suppress=", "--threads=",
+                                 "--default-stream=", "-Werror=", "-o", "-MF", "-MT", "-MQ", "-ccbin=",
+                                 "--compiler-bindir=", "--Werror="};
+  char real_file[PATH_MAX * 2];
+  if (!realpath(file, real_file))
+    snprintf(real_file, sizeof real_file, "%s", file);
+  for (unsigned i = 0; i < n; i++) {
+    CXString s = clang_CompileCommand_getArg(cmd, i);
+    const char *arg = clang_getCString(s);
+    const char *keep = NULL;
+    int eat = 0;
+    if (i == 0) {
+      if (strstr(arg, "nvcc"))
+        in->cuda = 1;
+      clang_disposeString(s);
+      continue;
+    }
+    int done = 0;
+    for (size_t k = 0; k < sizeof skip1 / sizeof *skip1 && !done; k++)
+      done = !strcmp(arg, skip1[k]);
+    for (size_t k = 0; k < sizeof skip2 / sizeof *skip2 && !done; k++)
+      if (!strcmp(arg, skip2[k]))
+        done = eat = 1;
+    for (size_t k = 0; k < sizeof skipeq / sizeof *skipeq && !done; k++)
+      done = starts(arg, skipeq[k]);
+    if (!done && (!strcmp(arg, "-x") || !strcmp(arg, "--x")) && i + 1 < n) {
+      CXString t = clang_CompileCommand_getArg(cmd, i + 1);
+      const char *lang = clang_getCString(t);
+      if (!strcmp(lang, "cu") || !strcmp(lang, "cuda")) {
+        in->cuda = 1;
+        done = eat = 1;
+      }
+      clang_disposeString(t);
+    }
+    if (!done && (!strcmp(arg, "-Xcompiler") || !strcmp(arg, "--compiler-options")) && i + 1 < n) {
+      CXString t = clang_CompileCommand_getArg(cmd, ++i);
+      char *copy = ls_strdup(a, clang_getCString(t));
+      for (char *tok = strtok(copy, ","); tok; tok = strtok(NULL, ","))
+        if (strcmp(tok, "-Werror") && !starts(tok, "-W"))
+          ls_vec_push(&in->args, tok);
+      clang_disposeString(t);
+      done = 1;
+    }
+    if (!done && starts(arg, "--std="))
+      keep = ls_strdup(a, arg + 1);
+    if (!done && !keep) {
+      char ra[PATH_MAX];
+      if (!strcmp(arg, file) || (arg[0] != '-' && realpath(arg, ra) && !strcmp(ra, real_file)))
+        done = 1; /* the source file itself; libclang adds it */
+      else
+        keep = ls_strdup(a, arg);
+    }
+    if (keep)
+      ls_vec_push(&in->args, (void *)keep);
+    if (eat)
+      i++;
+    clang_disposeString(s);
+  }
+}
+
+static int load_cdb(ls_arena *a, const char *dir, char **named, int nnamed, ls_vec *inputs) {
+  CXCompilationDatabase_Error err = CXCompilationDatabase_NoError;
+  CXCompilationDatabase db = clang_CompilationDatabase_fromDirectory(dir, &err);
+  if (err != CXCompilationDatabase_NoError || !db) {
+    fprintf(stderr, "%s/compile_commands.json: error: cannot load the compilation database\n", dir);
+    if (db)
+      clang_CompilationDatabase_dispose(db);
+    return -1;
+  }
+  CXCompileCommands cmds = clang_CompilationDatabase_getAllCompileCommands(db);
+  unsigned n = cmds ? clang_CompileCommands_getSize(cmds) : 0;
+  int rc = 0;
+  if (!n) {
+    fprintf(stderr, "%s/compile_commands.json: error: the compilation database has no entries\n", dir);
+    rc = -1;
+    goto out;
+  }
+  char *seen = calloc((size_t)nnamed + 1, 1);
+  for (unsigned i = 0; i < n; i++) {
+    CXCompileCommand cmd = clang_CompileCommands_getCommand(cmds, i);
+    CXString fs = clang_CompileCommand_getFilename(cmd), ds = clang_CompileCommand_getDirectory(cmd);
+    const char *f = clang_getCString(fs), *d = clang_getCString(ds);
+    char path[PATH_MAX * 2], real[PATH_MAX * 2];
+    if (f[0] == '/' || !d || !*d)
+      snprintf(path, sizeof path, "%s", f);
+    else
+      snprintf(path, sizeof path, "%s/%s", d, f);
+    if (!realpath(path, real))
+      snprintf(real, sizeof real, "%s", path);
+    int want = nnamed == 0;
+    for (int k = 0; k < nnamed; k++) {
+      char rn[PATH_MAX];
+      if (realpath(named[k], rn) && !strcmp(rn, real))
+        want = seen[k] = 1;
+    }
+    if (want) {
+      struct input *in = ls_alloc(a, sizeof *in);
+      in->file = ls_strdup(a, nnamed ? real : path);
+      if (d && *d) {
+        char *wd = ls_alloc(a, strlen(d) + 32);
+        sprintf(wd, "-working-directory=%s", d);
+        ls_vec_push(&in->args, wd);
+      }
+      translate(a, in, cmd, path);
+      in->cuda |= ls_is_cuda_file(in->file);
+      ls_vec_push(inputs, in);
+    }
+    clang_disposeString(fs);
+    clang_disposeString(ds);
+  }
+  for (int k = 0; k < nnamed; k++)
+    if (!seen[k]) {
+      fprintf(stderr, "%s: error: not in %s/compile_commands.json\n", named[k], dir);
+      rc = -1;
+    }
+  free(seen);
+out:
+  if (cmds)
+    clang_CompileCommands_dispose(cmds);
+  clang_CompilationDatabase_dispose(db);
+  return rc;
+}
+
+static int cmp_finding(const void *x, const void *y) {
+  const ls_finding *a = *(ls_finding *const *)x, *b = *(ls_finding *const *)y;
+  int c = strcmp(a->file, b->file);
+  if (c)
+    return c;
+  if (a->line != b->line)
+    return a->line < b->line ? -1 : 1;
+  if (a->col != b->col)
+    return a->col < b->col ? -1 : 1;
+  return strcmp(a->rule, b->rule);
+}
+
+static int lint_main(int argc, char **argv) {
+  const char *cdb = NULL, *format = "text", *cuda_path = "/usr/local/cuda";
+  ls_vec rules_files = {0}, files = {0}, flags = {0}, inputs = {0};
+  int verify = 0, rc = 2, i;
+  ls_arena *a = ls_arena_new();
+  ls_rules rules = {0};
+  ls_program *prog = NULL;
+  CXIndex idx = NULL;
+  ls_vec findings = {0};
+  for (i = 1; i < argc; i++) {
+    const char *s = argv[i];
+    if (!strcmp(s, "--")) {
+      for (i++; i < argc; i++)
+        ls_vec_push(&flags, argv[i]);
+      break;
+    }
+    if (!strcmp(s, "-h") || !strcmp(s, "--help")) {
+      fputs(usage_text, stdout);
+      rc = 0;
+      goto out;
+    } else if (!strcmp(s, "-p") || !strcmp(s, "--rules") || !strcmp(s, "--format") || !strcmp(s, "--cuda-path")) {
+      if (i + 1 >= argc) {
+        fprintf(stderr, "lockstep lint: error: %s needs an argument\n", s);
+        goto usage;
+      }
+      const char *v = argv[++i];
+      if (!strcmp(s, "-p"))
+        cdb = v;
+      else if (!strcmp(s, "--rules"))
+        ls_vec_push(&rules_files, (void *)v);
+      else if (!strcmp(s, "--format"))
+        format = v;
+      else
+        cuda_path = v;
+    } else if (starts(s, "--format=")) {
+      format = s + 9;
+    } else if (starts(s, "--rules=")) {
+      ls_vec_push(&rules_files, (void *)(s + 8));
+    } else if (starts(s, "--cuda-path=")) {
+      cuda_path = s + 12;
+    } else if (starts(s, "-p") && s[2]) {
+      cdb = s + 2;
+    } else if (!strcmp(s, "--verify")) {
+      verify = 1;
+    } else if (s[0] == '-' && s[1]) {
+      fprintf(stderr, "lockstep lint: error: unknown option '%s'\n", s);
+      goto usage;
+    } else {
+      ls_vec_push(&files, (void *)s);
+    }
+  }
+  if (strcmp(format, "text") && strcmp(format, "json")) {
+    fprintf(stderr, "lockstep lint: error: unknown format '%s' (text or json)\n", format);
+    goto usage;
+  }
+  if (!files.n && !cdb) {
+    fprintf(stderr, "lockstep lint: error: no input files\n");
+    goto usage;
+  }
+  if (verify && !files.n) {
+    fprintf(stderr, "lockstep lint: error: --verify needs the FILEs to check\n");
+    goto usage;
+  }
+  /* rules */
+  if (rules_files.n) {
+    for (size_t k = 0; k < rules_files.n; k++)
+      if (ls_rules_load(&rules, a, rules_files.v[k]))
+        goto out;
+  } else {
+    const char *env = getenv("LOCKSTEP_RULES_DIR");
+    const char *dir = exists_dir(env) ? env
+                      : exists_dir(LOCKSTEP_RULES_DIR_BUILD) ? LOCKSTEP_RULES_DIR_BUILD
+                                                              : LOCKSTEP_RULES_DIR_INSTALL;
+    if (!exists_dir(dir)) {
+      fprintf(stderr, "lockstep lint: error: no rules directory found (tried %s, %s); use --rules FILE\n",
+              LOCKSTEP_RULES_DIR_BUILD, LOCKSTEP_RULES_DIR_INSTALL);
+      goto out;
+    }
+    if (ls_rules_load_dir(&rules, a, dir)) {
+      if (!rules.nfiles && !rules.nfns)
+        fprintf(stderr, "%s: error: no rules files (*.json) in the rules directory\n", dir);
+      goto out;
+    }
+  }
+  /* inputs */
+  for (size_t k = 0; k < files.n; k++) {
+    struct stat st;
+    const char *f = files.v[k];
+    if (stat(f, &st) != 0) {
+      fprintf(stderr, "%s: error: %s\n", f, strerror(errno));
+      goto out;
+    }
+    if (!S_ISREG(st.st_mode)) {
+      fprintf(stderr, "%s: error: not a regular file\n", f);
+      goto out;
+    }
+  }
+  if (cdb) {
+    if (load_cdb(a, cdb, (char **)files.v, (int)files.n, &inputs))
+      goto out;
+  } else {
+    for (size_t k = 0; k < files.n; k++) {
+      struct input *in = ls_alloc(a, sizeof *in);
+      in->file = files.v[k];
+      in->cuda = ls_is_cuda_file(in->file);
+      for (size_t j = 0; j < flags.n; j++)
+        ls_vec_push(&in->args, flags.v[j]);
+      ls_vec_push(&inputs, in);
+    }
+  }
+  ls_parse_opts po = {.resource_dir = *LOCKSTEP_CLANG_RESOURCE_DIR ? LOCKSTEP_CLANG_RESOURCE_DIR : NULL,
+                      .cuda_path = cuda_path};
+  po.cuda_include = exists_dir(LOCKSTEP_CUDA_INCLUDE_BUILD) ? LOCKSTEP_CUDA_INCLUDE_BUILD
+                    : exists_dir(LOCKSTEP_CUDA_INCLUDE_INSTALL) ? LOCKSTEP_CUDA_INCLUDE_INSTALL
+                                                                 : NULL;
+  prog = ls_program_new(&rules);
+  idx = clang_createIndex(0, 0);
+  int input_error = 0;
+  for (size_t k = 0; k < inputs.n; k++) {
+    struct input *in = inputs.v[k];
+    po.cuda = in->cuda;
+    if (ls_parse_file(prog, idx, in->file, (const char *const *)in->args.v, (int)in->args.n, &po))
+      input_error = 1;
+    free(in->args.v);
+  }
+  for (size_t k = 0; k < prog->tus.n; k++) {
+    ls_tu_info *t = prog->tus.v[k];
+    if (!t->nerrors)
+      continue;
+    if (t->fatal) {
+      fprintf(stderr, "%s: error: cannot be parsed (%d error%s)\n", t->file, t->nerrors, t->nerrors == 1 ? "" : "s");
+      input_error = 1;
+    } else {
+      fprintf(stderr, "%s: %d error%s, analysis may be incomplete\n", t->file, t->nerrors, t->nerrors == 1 ? "" : "s");
+    }
+    for (size_t j = 0; j < t->errors.n && j < 3; j++)
+      fprintf(stderr, "  %s\n", (const char *)t->errors.v[j]);
+  }
+  ls_vec raw = {0};
+  ls_checks_run(prog, &raw);
+  for (size_t k = 0; k < raw.n; k++)
+    if (!ls_suppressed(a, raw.v[k]))
+      ls_vec_push(&findings, raw.v[k]);
+  free(raw.v);
+  if (findings.n)
+    qsort(findings.v, findings.n, sizeof *findings.v, cmp_finding);
+  ls_fingerprints(&findings);
+  if (verify) {
+    if (!strcmp(format, "json"))
+      ls_emit_json(stdout, prog, &findings);
+    int bad = ls_verify(a, (char **)files.v, (int)files.n, &findings);
+    rc = input_error ? 2 : bad ? 1 : 0;
+    goto out;
+  }
+  if (!strcmp(format, "json")) {
+    ls_emit_json(stdout, prog, &findings);
+  } else {
+    ls_emit_text(stdout, a, &findings);
+    if (findings.n)
+      fprintf(stderr, "%zu warning%s generated.\n", findings.n, findings.n == 1 ? "" : "s");
+  }
+  rc = input_error ? 2 : findings.n ? 1 : 0;
+  goto out;
+usage:
+  fputs(usage_text, stderr);
+  rc = 2;
+out:
+  if (idx)
+    clang_disposeIndex(idx);
+  ls_program_free(prog);
+  free(findings.v);
+  free(rules_files.v);
+  free(files.v);
+  free(flags.v);
+  free(inputs.v);
+  free(rules.fns);
+  free(rules.srcs);
+  free(rules.noreturn);
+  ls_arena_free(a);
+  return rc;
+}
+
+static void *lint_thread(void *arg) {
+  struct opts *o = arg;
+  o->rc = lint_main(o->argc, o->argv);
+  return NULL;
+}
+
+int ls_cmd_lint(int argc, char **argv) {
+  struct opts o = {argc, argv, 2};
+  pthread_attr_t at;
+  pthread_t th;
+  pthread_attr_init(&at);
+  pthread_attr_setstacksize(&at, (size_t)512 << 20);
+  if (pthread_create(&th, &at, lint_thread, &o) != 0) {
+    pthread_attr_destroy(&at);
+    return lint_main(argc, argv);
+  }
+  pthread_join(th, NULL);
+  pthread_attr_destroy(&at);
+  return o.rc;
+}

@@ -1,0 +1,202 @@
+/* lint.h — internal interfaces of `lockstep lint` (analyzer/).
+ * One translation unit is parsed with libclang, converted once into a compact node tree
+ * (ls_node) held in a per-run arena, then the libclang TU is dropped; the CFG, taint and
+ * checks work on the node trees of all TUs together, so summaries cross TU boundaries.
+ * Nothing here names an API function: everything API-specific comes from the rules (rules/ directory). */
+#ifndef LOCKSTEP_LINT_H
+#define LOCKSTEP_LINT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <clang-c/Index.h>
+
+/* ---- arena: memory by lifetime; everything of a lint run is freed at once ---- */
+typedef struct ls_arena ls_arena;
+ls_arena *ls_arena_new(void);
+void ls_arena_free(ls_arena *a);
+void *ls_alloc(ls_arena *a, size_t n); /* zeroed, 16-aligned; aborts on OOM */
+char *ls_strdup(ls_arena *a, const char *s);
+char *ls_strndup(ls_arena *a, const char *s, size_t n);
+
+/* growable pointer vector (heap; caller frees .v) */
+typedef struct { void **v; size_t n, cap; } ls_vec;
+void ls_vec_push(ls_vec *v, void *p);
+
+/* ---- rules ---- */
+enum ls_role {
+  LS_ROLE_NONE, LS_ROLE_SENDBUF, LS_ROLE_RECVBUF, LS_ROLE_COUNT, LS_ROLE_DTYPE, LS_ROLE_REDOP,
+  LS_ROLE_ROOT, LS_ROLE_PEER, LS_ROLE_COMM, LS_ROLE_STREAM, LS_ROLE_OUT_RANK, LS_ROLE_OUT_SIZE,
+  LS_ROLE_REQUEST, LS_ROLE_OTHER
+};
+enum ls_kind {
+  LS_KIND_OTHER, LS_KIND_COLLECTIVE, LS_KIND_P2P, LS_KIND_GROUP_START, LS_KIND_GROUP_END,
+  LS_KIND_RANK_QUERY, LS_KIND_SIZE_QUERY
+};
+typedef struct ls_rule_fn {
+  const char *name, *op, *kind_name, *api;
+  enum ls_kind kind;
+  int nargs;
+  enum ls_role *roles;
+} ls_rule_fn;
+typedef struct ls_rule_src { /* rank_sources / uniform_sources entry */
+  const char *call;
+  int arg;               /* -1 if absent */
+  const char **values;   /* for `arg`: string literal values that make it a source */
+  int nvalues;
+  int out_arg;           /* -1 if absent */
+  int returns;
+  int uniform;
+} ls_rule_src;
+typedef struct ls_rules {
+  ls_rule_fn *fns; int nfns;
+  ls_rule_src *srcs; int nsrcs;
+  const char **noreturn; int nnoreturn;
+  int nfiles;
+} ls_rules;
+/* Loads and validates `path` into r (allocated in a). On error prints
+ * `path:line:col: error: ...` to stderr and returns -1; never crashes on bad input. */
+int ls_rules_load(ls_rules *r, ls_arena *a, const char *path);
+/* Loads every *.json of dir (sorted). -1 on error or when dir has no rules. */
+int ls_rules_load_dir(ls_rules *r, ls_arena *a, const char *dir);
+const ls_rule_fn *ls_rules_fn(const ls_rules *r, const char *name);
+int ls_rules_noreturn(const ls_rules *r, const char *name);
+
+/* ---- entities: variables, params, fields, functions, keyed by USR across TUs ---- */
+enum ls_ent_kind { LS_ENT_VAR, LS_ENT_PARAM, LS_ENT_GLOBAL, LS_ENT_FIELD, LS_ENT_FUNC };
+typedef struct ls_origin { /* where a rank-dependent value came from (for notes) */
+  const char *file; unsigned line, col;
+  const char *what;
+} ls_origin;
+struct ls_func;
+typedef struct ls_entity {
+  const char *key, *name;
+  enum ls_ent_kind kind;
+  const ls_origin *taint;   /* non-NULL: rank-dependent, with its origin */
+  /* functions */
+  struct ls_func *def;
+  const ls_rule_fn *rule;
+  int rule_noreturn;
+  const ls_origin *ret_taint;
+  uint64_t out_taint;       /* bit i: callee writes a rank value through param i */
+  const ls_origin *out_origin;
+  int ncalls;               /* calls seen from analyzed code */
+  struct ls_entity *dtor;   /* for record-typed variables: their class's user destructor */
+} ls_entity;
+
+/* ---- nodes: a compact copy of the statements/expressions of function bodies ---- */
+typedef struct ls_node {
+  enum CXCursorKind kind;
+  int op;                   /* CXBinaryOperatorKind / CXUnaryOperatorKind, 0 otherwise */
+  unsigned nkids;
+  struct ls_node **kids;
+  const char *file; unsigned line, col; /* expansion location (what the user wrote) */
+  unsigned eline, ecol;     /* CompoundStmt: closing brace */
+  const char *text;         /* callee/var/field/label name, literal text, or normalized value */
+  ls_entity *ent;           /* referenced entity (var/param/global/field/callee) */
+  ls_entity *dtor;          /* VarDecl of a class with a user destructor */
+  const char *norm;         /* normalized expression text (collective arguments only) */
+  int ilit;                 /* IntegerLiteral: value known (1) */
+  long long ival;
+  const ls_origin *origin;  /* rank source calls: their origin, made once */
+} ls_node;
+
+/* ---- CFG ---- */
+typedef struct ls_block {
+  int id;
+  ls_node **items; int nitems, capitems; /* side-effecting nodes in evaluation order */
+  ls_node *cond;            /* branch condition (NULL: unconditional) */
+  ls_node *term;            /* return statement ending this block, if any */
+  struct ls_block **succ; int nsucc, capsucc;
+  struct ls_block **pred; int npred, cappred;
+  /* analysis state */
+  struct ls_block *ipdom;
+  int rpo, po;              /* postorder number in the reverse CFG */
+  const ls_origin *cond_taint;
+  uint64_t h; long len; int hstate; /* collective-sequence hash to exit (suffix) */
+  uint32_t gin, gout; int gdone;    /* group depth masks */
+  const struct ls_block *cdep;      /* a rank-dependent branch this block depends on */
+  unsigned mark;
+  int is_loop;              /* loop condition block */
+  int stop, ends;           /* sequence memo: truncated at block `stop` (-1: none); ends in abort */
+} ls_block;
+
+typedef struct ls_func {
+  const char *name, *file;
+  unsigned line, col, end_line, end_col;
+  ls_entity *ent;
+  ls_entity **params; int nparams;
+  ls_node *body;
+  ls_block **blocks; int nblocks;
+  ls_block *entry, *exit, *abort_blk, *vexit;
+  int group_net, group_helper, analyzed, visiting;
+  int noreturn;             /* no path reaches the normal exit */
+} ls_func;
+
+typedef struct ls_tu_info {
+  const char *file;
+  int nerrors, ok, fatal;
+  ls_vec errors;            /* char* formatted diagnostics (arena) */
+} ls_tu_info;
+
+typedef struct ls_program {
+  ls_arena *arena;
+  const ls_rules *rules;
+  ls_vec funcs;             /* ls_func* */
+  ls_vec tus;               /* ls_tu_info* */
+  struct ls_enthash *ents;
+} ls_program;
+
+ls_program *ls_program_new(const ls_rules *rules);
+void ls_program_free(ls_program *p);
+ls_entity *ls_entity_get(ls_program *p, const char *key, const char *name, enum ls_ent_kind kind);
+
+/* Parse options for one translation unit. */
+typedef struct ls_parse_opts {
+  const char *resource_dir, *cuda_path, *cuda_include;
+  int cuda;                 /* parse as CUDA (host side) */
+} ls_parse_opts;
+/* Parses `file` with `args` and converts its function bodies into p. Returns 0 when a
+ * TU was produced (possibly with errors, recorded in p->tus), -1 when libclang could not
+ * parse it at all (message printed). */
+int ls_parse_file(ls_program *p, CXIndex idx, const char *file, const char *const *args,
+                  int nargs, const ls_parse_opts *o);
+/* Adds the CUDA host-side flags for `o` to args (heap vec of char*). */
+void ls_cuda_flags(ls_vec *args, const ls_parse_opts *o);
+int ls_is_cuda_file(const char *file);
+
+/* CFG */
+void ls_cfg_build(ls_program *p, ls_func *f);
+void ls_cfg_postdom(ls_func *f);
+/* Writes the CFG shape ("B0 -> B1 B2" per line, entry first) for tests/debugging. */
+void ls_cfg_dump(const ls_func *f, FILE *out);
+
+/* taint: whole-program fixpoint over all functions */
+void ls_taint_run(ls_program *p);
+const ls_origin *ls_expr_taint(ls_program *p, ls_node *n);
+
+/* findings */
+typedef struct ls_loc { const char *file; unsigned line, col; const char *msg; } ls_loc;
+typedef struct ls_finding {
+  const char *rule, *file, *function, *message;
+  unsigned line, col;
+  ls_vec notes;             /* ls_loc* */
+  ls_vec sites;             /* ls_loc* (msg = callee) */
+  const char *seqkey;       /* normalized call sequence for the fingerprint */
+  char fingerprint[17];
+} ls_finding;
+void ls_checks_run(ls_program *p, ls_vec *findings);
+
+/* output / suppression / verify (report.c) */
+const char *ls_source_line(ls_arena *a, const char *file, unsigned line); /* NULL if none */
+int ls_suppressed(ls_arena *a, const ls_finding *f);
+void ls_fingerprints(ls_vec *findings);
+void ls_emit_text(FILE *out, ls_arena *a, ls_vec *findings);
+void ls_emit_json(FILE *out, ls_program *p, ls_vec *findings);
+/* Checks findings against the annotations of `files`; prints mismatches; 0 if all match. */
+int ls_verify(ls_arena *a, char **files, int nfiles, ls_vec *findings);
+
+uint64_t ls_hash_str(uint64_t h, const char *s);
+
+#endif

@@ -1,0 +1,273 @@
+/* report.c — what lint prints: clang-style text with the source line and a caret, the JSON
+ * format fixed in COMMON.md (cJSON), stable fingerprints (rule, file basename, function,
+ * normalized call sequence; never line numbers), `// lockstep: ignore(rule)` suppressions,
+ * and `--verify` against `// expected-warning{{rule}}` annotations in the sources. */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "lint.h"
+
+struct src {
+  struct src *next;
+  const char *path;
+  char **lines;
+  unsigned nlines;
+};
+static struct src *sources; /* per process; lint runs once */
+
+static struct src *load_src(ls_arena *a, const char *path) {
+  for (struct src *s = sources; s; s = s->next)
+    if (!strcmp(s->path, path))
+      return s;
+  struct src *s = ls_alloc(a, sizeof *s);
+  s->path = ls_strdup(a, path);
+  s->next = sources;
+  sources = s;
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return s;
+  ls_vec lines = {0};
+  char *buf = NULL;
+  size_t cap = 0;
+  ssize_t n;
+  while ((n = getline(&buf, &cap, f)) >= 0) {
+    while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
+      buf[--n] = 0;
+    ls_vec_push(&lines, ls_strndup(a, buf, (size_t)n));
+  }
+  free(buf);
+  fclose(f);
+  s->lines = ls_alloc(a, (lines.n + 1) * sizeof *s->lines);
+  if (lines.n)
+    memcpy(s->lines, lines.v, lines.n * sizeof *s->lines);
+  s->nlines = (unsigned)lines.n;
+  free(lines.v);
+  return s;
+}
+
+const char *ls_source_line(ls_arena *a, const char *file, unsigned line) {
+  struct src *s = load_src(a, file);
+  return line >= 1 && line <= s->nlines ? s->lines[line - 1] : NULL;
+}
+
+/* `lockstep: ignore(rule[, rule...])` in a comment on the line or the line above */
+static int ignores(const char *l, const char *rule) {
+  const char *m = l ? strstr(l, "lockstep: ignore(") : NULL;
+  if (!m)
+    return 0;
+  m += strlen("lockstep: ignore(");
+  const char *end = strchr(m, ')');
+  if (!end)
+    return 0;
+  size_t rl = strlen(rule);
+  for (const char *p = m; p < end;) {
+    while (p < end && (*p == ' ' || *p == ','))
+      p++;
+    const char *q = p;
+    while (q < end && *q != ',' && *q != ' ')
+      q++;
+    if ((size_t)(q - p) == rl && !strncmp(p, rule, rl))
+      return 1;
+    if (q - p == 1 && *p == '*')
+      return 1;
+    p = q;
+  }
+  return 0;
+}
+
+int ls_suppressed(ls_arena *a, const ls_finding *f) {
+  return ignores(ls_source_line(a, f->file, f->line), f->rule) ||
+         (f->line > 1 && ignores(ls_source_line(a, f->file, f->line - 1), f->rule));
+}
+
+static const char *base_name(const char *p) {
+  const char *s = strrchr(p, '/');
+  return s ? s + 1 : p;
+}
+
+void ls_fingerprints(ls_vec *findings) {
+  for (size_t i = 0; i < findings->n; i++) {
+    ls_finding *f = findings->v[i];
+    uint64_t h = ls_hash_str(0, f->rule);
+    h = ls_hash_str(h, "\x1f");
+    h = ls_hash_str(h, base_name(f->file));
+    h = ls_hash_str(h, "\x1f");
+    h = ls_hash_str(h, f->function ? f->function : "");
+    h = ls_hash_str(h, "\x1f");
+    h = ls_hash_str(h, f->seqkey ? f->seqkey : "");
+    /* identical keys in one function: number them in source order */
+    unsigned dup = 0;
+    for (size_t j = 0; j < i; j++) {
+      ls_finding *g = findings->v[j];
+      if (!strcmp(g->rule, f->rule) && !strcmp(base_name(g->file), base_name(f->file)) &&
+          !strcmp(g->function ? g->function : "", f->function ? f->function : "") &&
+          !strcmp(g->seqkey ? g->seqkey : "", f->seqkey ? f->seqkey : ""))
+        dup++;
+    }
+    if (dup) {
+      char d[16];
+      snprintf(d, sizeof d, "#%u", dup);
+      h = ls_hash_str(h, d);
+    }
+    snprintf(f->fingerprint, sizeof f->fingerprint, "%016llx", (unsigned long long)h);
+  }
+}
+
+static void caret(FILE *out, ls_arena *a, const char *file, unsigned line, unsigned col) {
+  const char *l = ls_source_line(a, file, line);
+  if (!l)
+    return;
+  fprintf(out, "%s\n", l);
+  size_t n = strlen(l);
+  for (unsigned i = 0; i + 1 < col && i < n; i++)
+    fputc(l[i] == '\t' ? '\t' : ' ', out);
+  fputs("^\n", out);
+}
+
+void ls_emit_text(FILE *out, ls_arena *a, ls_vec *findings) {
+  for (size_t i = 0; i < findings->n; i++) {
+    ls_finding *f = findings->v[i];
+    fprintf(out, "%s:%u:%u: warning: %s [%s]\n", f->file, f->line, f->col, f->message, f->rule);
+    caret(out, a, f->file, f->line, f->col);
+    for (size_t j = 0; j < f->notes.n; j++) {
+      ls_loc *n = f->notes.v[j];
+      fprintf(out, "%s:%u:%u: note: %s\n", n->file, n->line, n->col, n->msg);
+      caret(out, a, n->file, n->line, n->col);
+    }
+  }
+}
+
+static cJSON *loc_json(const ls_loc *l, const char *msgkey) {
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddStringToObject(o, "file", l->file);
+  cJSON_AddNumberToObject(o, "line", l->line);
+  cJSON_AddNumberToObject(o, "column", l->col);
+  cJSON_AddStringToObject(o, msgkey, l->msg ? l->msg : "");
+  return o;
+}
+
+void ls_emit_json(FILE *out, ls_program *p, ls_vec *findings) {
+  cJSON *root = cJSON_CreateObject();
+  cJSON_AddNumberToObject(root, "version", 1);
+  cJSON_AddStringToObject(root, "tool", "lockstep");
+  cJSON *arr = cJSON_AddArrayToObject(root, "findings");
+  for (size_t i = 0; i < findings->n; i++) {
+    ls_finding *f = findings->v[i];
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "rule", f->rule);
+    cJSON_AddStringToObject(o, "file", f->file);
+    cJSON_AddNumberToObject(o, "line", f->line);
+    cJSON_AddNumberToObject(o, "column", f->col);
+    cJSON_AddStringToObject(o, "function", f->function ? f->function : "");
+    cJSON_AddStringToObject(o, "message", f->message);
+    cJSON_AddStringToObject(o, "fingerprint", f->fingerprint);
+    cJSON *notes = cJSON_AddArrayToObject(o, "notes");
+    for (size_t j = 0; j < f->notes.n; j++)
+      cJSON_AddItemToArray(notes, loc_json(f->notes.v[j], "message"));
+    cJSON *sites = cJSON_AddArrayToObject(o, "sites");
+    for (size_t j = 0; j < f->sites.n; j++)
+      cJSON_AddItemToArray(sites, loc_json(f->sites.v[j], "callee"));
+    cJSON_AddItemToArray(arr, o);
+  }
+  cJSON *tus = cJSON_AddArrayToObject(root, "tus");
+  for (size_t i = 0; p && i < p->tus.n; i++) {
+    ls_tu_info *t = p->tus.v[i];
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "file", t->file);
+    cJSON_AddBoolToObject(o, "ok", t->ok);
+    cJSON *errs = cJSON_AddArrayToObject(o, "errors");
+    for (size_t j = 0; j < t->errors.n; j++)
+      cJSON_AddItemToArray(errs, cJSON_CreateString(t->errors.v[j]));
+    cJSON_AddItemToArray(tus, o);
+  }
+  char *s = cJSON_Print(root);
+  if (s) {
+    fprintf(out, "%s\n", s);
+    cJSON_free(s);
+  }
+  cJSON_Delete(root);
+}
+
+/* ---- verify ---- */
+struct expect { unsigned line; char rule[64]; int matched; };
+
+static int same_file(const char *a, const char *b) {
+  if (!strcmp(a, b))
+    return 1;
+  char ra[PATH_MAX], rb[PATH_MAX];
+  return realpath(a, ra) && realpath(b, rb) && !strcmp(ra, rb);
+}
+
+int ls_verify(ls_arena *a, char **files, int nfiles, ls_vec *findings) {
+  int bad = 0;
+  for (int fi = 0; fi < nfiles; fi++) {
+    const char *file = files[fi];
+    struct src *s = load_src(a, file);
+    struct expect *ex = NULL;
+    size_t nex = 0, capex = 0;
+    int fbad = 0;
+    for (unsigned ln = 1; ln <= s->nlines; ln++) {
+      const char *l = s->lines[ln - 1];
+      for (const char *m = strstr(l, "expected-warning"); m; m = strstr(m + 1, "expected-warning")) {
+        const char *q = m + strlen("expected-warning");
+        long target = ln;
+        if (*q == '@') {
+          char *e;
+          long v = strtol(q + 1, &e, 10);
+          target = (q[1] == '+' || q[1] == '-') ? (long)ln + v : v;
+          q = e;
+        }
+        while (*q == ' ')
+          q++;
+        if (strncmp(q, "{{", 2)) {
+          fprintf(stderr, "%s:%u: error: malformed annotation (expected {{rule-id}})\n", file, ln);
+          fbad = 1;
+          continue;
+        }
+        const char *e = strstr(q + 2, "}}");
+        if (!e || e - (q + 2) >= 63 || target < 1) {
+          fprintf(stderr, "%s:%u: error: malformed annotation\n", file, ln);
+          fbad = 1;
+          continue;
+        }
+        if (nex == capex) {
+          capex = capex ? 2 * capex : 8;
+          ex = realloc(ex, capex * sizeof *ex);
+          if (!ex)
+            abort();
+        }
+        ex[nex].line = (unsigned)target;
+        memcpy(ex[nex].rule, q + 2, (size_t)(e - (q + 2)));
+        ex[nex].rule[e - (q + 2)] = 0;
+        ex[nex].matched = 0;
+        nex++;
+      }
+    }
+    for (size_t i = 0; i < findings->n; i++) {
+      ls_finding *f = findings->v[i];
+      if (!same_file(f->file, file))
+        continue;
+      int ok = 0;
+      for (size_t j = 0; j < nex && !ok; j++)
+        if (!ex[j].matched && ex[j].line == f->line && !strcmp(ex[j].rule, f->rule))
+          ex[j].matched = ok = 1;
+      if (!ok) {
+        fprintf(stderr, "%s:%u:%u: error: unexpected warning [%s]: %s\n", file, f->line, f->col, f->rule, f->message);
+        fbad = 1;
+      }
+    }
+    for (size_t j = 0; j < nex; j++)
+      if (!ex[j].matched) {
+        fprintf(stderr, "%s:%u: error: expected warning [%s] was not produced\n", file, ex[j].line, ex[j].rule);
+        fbad = 1;
+      }
+    free(ex);
+    if (!fbad)
+      fprintf(stderr, "%s: verified (%zu expected warning%s)\n", file, nex, nex == 1 ? "" : "s");
+    bad |= fbad;
+  }
+  return bad;
+}

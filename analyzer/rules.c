@@ -1,0 +1,344 @@
+/* rules.c — loads the rules files (rules/ directory, *.json) and validates every
+ * key lint uses. Syntax errors are reported as file:line:col from the parse end of cJSON;
+ * semantic errors name the offending key path. Unknown extra keys are ignored so other
+ * tools can extend the schema (rules/SCHEMA.md); a malformed file never crashes lint. */
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "lint.h"
+
+static const struct { const char *name; enum ls_role role; } role_names[] = {
+    {"sendbuf", LS_ROLE_SENDBUF}, {"recvbuf", LS_ROLE_RECVBUF}, {"count", LS_ROLE_COUNT},
+    {"dtype", LS_ROLE_DTYPE},     {"redop", LS_ROLE_REDOP},     {"root", LS_ROLE_ROOT},
+    {"peer", LS_ROLE_PEER},       {"comm", LS_ROLE_COMM},       {"stream", LS_ROLE_STREAM},
+    {"out_rank", LS_ROLE_OUT_RANK}, {"out_size", LS_ROLE_OUT_SIZE}, {"request", LS_ROLE_REQUEST},
+};
+static const struct { const char *name; enum ls_kind kind; } kind_names[] = {
+    {"collective", LS_KIND_COLLECTIVE}, {"p2p", LS_KIND_P2P},
+    {"group_start", LS_KIND_GROUP_START}, {"group_end", LS_KIND_GROUP_END},
+    {"rank_query", LS_KIND_RANK_QUERY},   {"size_query", LS_KIND_SIZE_QUERY},
+};
+
+static char *read_file(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return NULL;
+  size_t cap = 1 << 16, n = 0;
+  char *buf = malloc(cap + 1);
+  size_t got;
+  while (buf && (got = fread(buf + n, 1, cap - n, f)) > 0) {
+    n += got;
+    if (n == cap) {
+      char *nb = realloc(buf, 2 * cap + 1);
+      if (!nb) {
+        free(buf);
+        buf = NULL;
+        break;
+      }
+      buf = nb;
+      cap *= 2;
+    }
+  }
+  int err = ferror(f);
+  fclose(f);
+  if (!buf || err) {
+    free(buf);
+    return NULL;
+  }
+  buf[n] = 0;
+  *len = n;
+  return buf;
+}
+
+/* Error context: the file and a key path built while descending. */
+struct ctx {
+  const char *path;
+  char key[256];
+};
+
+static int fail(const struct ctx *c, const char *what) {
+  fprintf(stderr, "%s: error: %s%s%s\n", c->path, c->key[0] ? c->key : "", c->key[0] ? ": " : "", what);
+  return -1;
+}
+
+static const char *get_str(struct ctx *c, const cJSON *obj, const char *k, int required, int *err) {
+  const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, k);
+  if (!it) {
+    if (required) {
+      char m[128];
+      snprintf(m, sizeof m, "missing required key \"%s\"", k);
+      fail(c, m);
+      *err = 1;
+    }
+    return NULL;
+  }
+  if (!cJSON_IsString(it) || !it->valuestring[0]) {
+    char m[128];
+    snprintf(m, sizeof m, "\"%s\" must be a non-empty string", k);
+    fail(c, m);
+    *err = 1;
+    return NULL;
+  }
+  return it->valuestring;
+}
+
+static int load_fn(ls_rules *r, ls_arena *a, struct ctx *c, const cJSON *fn, ls_rule_fn *out, const char *api) {
+  int err = 0;
+  if (!cJSON_IsObject(fn))
+    return fail(c, "must be an object");
+  const char *name = get_str(c, fn, "name", 1, &err);
+  const char *kind = get_str(c, fn, "kind", 1, &err);
+  const char *op = get_str(c, fn, "op", 0, &err);
+  get_str(c, fn, "doc", 0, &err);
+  get_str(c, fn, "returns", 0, &err);
+  if (err)
+    return -1;
+  out->name = ls_strdup(a, name);
+  out->kind_name = ls_strdup(a, kind);
+  out->api = api;
+  out->kind = LS_KIND_OTHER;
+  for (size_t i = 0; i < sizeof kind_names / sizeof kind_names[0]; i++)
+    if (!strcmp(kind, kind_names[i].name))
+      out->kind = kind_names[i].kind;
+  out->op = ls_strdup(a, op ? op : name);
+  const cJSON *args = cJSON_GetObjectItemCaseSensitive(fn, "args");
+  if (!args) {
+    if (out->kind == LS_KIND_COLLECTIVE || out->kind == LS_KIND_P2P)
+      return fail(c, "missing required key \"args\"");
+    return 0;
+  }
+  if (!cJSON_IsArray(args))
+    return fail(c, "\"args\" must be an array");
+  out->nargs = cJSON_GetArraySize(args);
+  out->roles = ls_alloc(a, (size_t)(out->nargs + 1) * sizeof *out->roles);
+  size_t base = strlen(c->key);
+  int i = 0;
+  const cJSON *arg;
+  cJSON_ArrayForEach(arg, args) {
+    snprintf(c->key + base, sizeof c->key - base, ".args[%d]", i);
+    if (!cJSON_IsObject(arg))
+      return fail(c, "must be an object {name, type, role?}");
+    get_str(c, arg, "name", 0, &err);
+    get_str(c, arg, "type", 0, &err);
+    const char *role = get_str(c, arg, "role", 0, &err);
+    if (err)
+      return -1;
+    out->roles[i] = LS_ROLE_NONE;
+    if (role) {
+      out->roles[i] = LS_ROLE_OTHER; /* documented roles lint does not use are fine */
+      for (size_t k = 0; k < sizeof role_names / sizeof role_names[0]; k++)
+        if (!strcmp(role, role_names[k].name))
+          out->roles[i] = role_names[k].role;
+    }
+    i++;
+  }
+  c->key[base] = 0;
+  (void)r;
+  return 0;
+}
+
+static int load_src(ls_arena *a, struct ctx *c, const cJSON *s, ls_rule_src *out, int uniform) {
+  int err = 0;
+  if (!cJSON_IsObject(s))
+    return fail(c, "must be an object {call, arg+values | out_arg | returns}");
+  const char *call = get_str(c, s, "call", 1, &err);
+  get_str(c, s, "doc", 0, &err);
+  if (err)
+    return -1;
+  out->call = ls_strdup(a, call);
+  out->arg = out->out_arg = -1;
+  out->uniform = uniform;
+  const cJSON *arg = cJSON_GetObjectItemCaseSensitive(s, "arg");
+  const cJSON *vals = cJSON_GetObjectItemCaseSensitive(s, "values");
+  const cJSON *oarg = cJSON_GetObjectItemCaseSensitive(s, "out_arg");
+  const cJSON *ret = cJSON_GetObjectItemCaseSensitive(s, "returns");
+  if (arg) {
+    if (!cJSON_IsNumber(arg) || arg->valueint < 0 || arg->valuedouble != (double)arg->valueint)
+      return fail(c, "\"arg\" must be a non-negative integer");
+    if (!cJSON_IsArray(vals))
+      return fail(c, "\"arg\" needs \"values\", an array of strings");
+    out->arg = arg->valueint;
+    out->nvalues = cJSON_GetArraySize(vals);
+    out->values = ls_alloc(a, (size_t)(out->nvalues + 1) * sizeof *out->values);
+    int i = 0;
+    const cJSON *v;
+    cJSON_ArrayForEach(v, vals) {
+      if (!cJSON_IsString(v))
+        return fail(c, "\"values\" must hold only strings");
+      out->values[i++] = ls_strdup(a, v->valuestring);
+    }
+  } else if (vals) {
+    return fail(c, "\"values\" needs \"arg\"");
+  }
+  if (oarg) {
+    if (!cJSON_IsNumber(oarg) || oarg->valueint < 0 || oarg->valuedouble != (double)oarg->valueint)
+      return fail(c, "\"out_arg\" must be a non-negative integer");
+    out->out_arg = oarg->valueint;
+  }
+  if (ret) {
+    if (!cJSON_IsBool(ret))
+      return fail(c, "\"returns\" must be true or false");
+    out->returns = cJSON_IsTrue(ret);
+  }
+  if (out->arg < 0 && out->out_arg < 0 && !out->returns)
+    return fail(c, "needs one of \"arg\"+\"values\", \"out_arg\" or \"returns\": true");
+  return 0;
+}
+
+static void *grow(void *old, int n, size_t size) {
+  void *p = realloc(old, (size_t)(n + 1) * size);
+  if (!p) {
+    fputs("lockstep: out of memory\n", stderr);
+    abort();
+  }
+  return p;
+}
+
+int ls_rules_load(ls_rules *r, ls_arena *a, const char *path) {
+  struct ctx c = {.path = path};
+  size_t len = 0;
+  char *text = read_file(path, &len);
+  if (!text) {
+    fprintf(stderr, "%s: error: cannot read rules file: %s\n", path, strerror(errno ? errno : EIO));
+    return -1;
+  }
+  const char *end = NULL;
+  cJSON *root = cJSON_ParseWithOpts(text, &end, 1);
+  if (!root) {
+    unsigned line = 1, col = 1;
+    const char *stop = end && end >= text && end <= text + len ? end : text + len;
+    for (const char *s = text; s < stop; s++) {
+      if (*s == '\n') {
+        line++;
+        col = 1;
+      } else {
+        col++;
+      }
+    }
+    fprintf(stderr, "%s:%u:%u: error: invalid JSON in rules file\n", path, line, col);
+    free(text);
+    return -1;
+  }
+  free(text);
+  int rc = -1, err = 0;
+  if (!cJSON_IsObject(root)) {
+    fail(&c, "top level must be a JSON object");
+    goto out;
+  }
+  const char *api = get_str(&c, root, "api", 0, &err);
+  get_str(&c, root, "version", 0, &err);
+  if (err)
+    goto out;
+  api = ls_strdup(a, api ? api : "");
+  const cJSON *fns = cJSON_GetObjectItemCaseSensitive(root, "functions");
+  if (fns && !cJSON_IsArray(fns)) {
+    fail(&c, "\"functions\" must be an array");
+    goto out;
+  }
+  int i = 0;
+  const cJSON *it;
+  cJSON_ArrayForEach(it, fns) {
+    snprintf(c.key, sizeof c.key, "functions[%d]", i++);
+    r->fns = grow(r->fns, r->nfns, sizeof *r->fns);
+    memset(&r->fns[r->nfns], 0, sizeof r->fns[0]);
+    if (load_fn(r, a, &c, it, &r->fns[r->nfns], api))
+      goto out;
+    r->nfns++;
+  }
+  static const char *src_keys[2] = {"rank_sources", "uniform_sources"};
+  for (int u = 0; u < 2; u++) {
+    const cJSON *srcs = cJSON_GetObjectItemCaseSensitive(root, src_keys[u]);
+    c.key[0] = 0;
+    if (srcs && !cJSON_IsArray(srcs)) {
+      char m[64];
+      snprintf(m, sizeof m, "\"%s\" must be an array", src_keys[u]);
+      fail(&c, m);
+      goto out;
+    }
+    i = 0;
+    cJSON_ArrayForEach(it, srcs) {
+      snprintf(c.key, sizeof c.key, "%s[%d]", src_keys[u], i++);
+      r->srcs = grow(r->srcs, r->nsrcs, sizeof *r->srcs);
+      memset(&r->srcs[r->nsrcs], 0, sizeof r->srcs[0]);
+      if (load_src(a, &c, it, &r->srcs[r->nsrcs], u))
+        goto out;
+      r->nsrcs++;
+    }
+  }
+  const cJSON *nr = cJSON_GetObjectItemCaseSensitive(root, "noreturn");
+  c.key[0] = 0;
+  if (nr && !cJSON_IsArray(nr)) {
+    fail(&c, "\"noreturn\" must be an array of strings");
+    goto out;
+  }
+  i = 0;
+  cJSON_ArrayForEach(it, nr) {
+    snprintf(c.key, sizeof c.key, "noreturn[%d]", i++);
+    if (!cJSON_IsString(it) || !it->valuestring[0]) {
+      fail(&c, "must be a non-empty string");
+      goto out;
+    }
+    r->noreturn = grow(r->noreturn, r->nnoreturn, sizeof *r->noreturn);
+    r->noreturn[r->nnoreturn++] = ls_strdup(a, it->valuestring);
+  }
+  if (!fns && !r->nsrcs && !r->nnoreturn) {
+    c.key[0] = 0;
+    fail(&c, "no \"functions\", \"rank_sources\" or \"noreturn\": not a lockstep rules file");
+    goto out;
+  }
+  r->nfiles++;
+  rc = 0;
+out:
+  cJSON_Delete(root);
+  return rc;
+}
+
+static int cmp_str(const void *x, const void *y) {
+  return strcmp(*(char *const *)x, *(char *const *)y);
+}
+
+int ls_rules_load_dir(ls_rules *r, ls_arena *a, const char *dir) {
+  DIR *d = opendir(dir);
+  if (!d)
+    return -1;
+  ls_vec names = {0};
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    size_t n = strlen(e->d_name);
+    if (n > 5 && !strcmp(e->d_name + n - 5, ".json")) {
+      char *p = ls_alloc(a, strlen(dir) + n + 2);
+      sprintf(p, "%s/%s", dir, e->d_name);
+      ls_vec_push(&names, p);
+    }
+  }
+  closedir(d);
+  int rc = names.n ? 0 : -1;
+  if (names.n)
+    qsort(names.v, names.n, sizeof *names.v, cmp_str);
+  for (size_t i = 0; i < names.n && !rc; i++)
+    rc = ls_rules_load(r, a, names.v[i]);
+  free(names.v);
+  return rc;
+}
+
+const ls_rule_fn *ls_rules_fn(const ls_rules *r, const char *name) {
+  if (!name)
+    return NULL;
+  for (int i = 0; i < r->nfns; i++)
+    if (!strcmp(r->fns[i].name, name))
+      return &r->fns[i];
+  return NULL;
+}
+
+int ls_rules_noreturn(const ls_rules *r, const char *name) {
+  if (!name)
+    return 0;
+  for (int i = 0; i < r->nnoreturn; i++)
+    if (!strcmp(r->noreturn[i], name))
+      return 1;
+  return 0;
+}

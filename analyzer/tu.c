@@ -1,0 +1,555 @@
+/* tu.c — parses one translation unit with libclang and copies every function body that
+ * the user wrote (not system headers) into ls_node trees, visiting each cursor once.
+ * Entities (variables, fields, functions) are keyed by USR so TUs share them.
+ * Non-goal: templates are analyzed as written (no instantiation), like the rest of lint. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "lint.h"
+
+/* ---- entity table (open addressing on USR strings) ---- */
+struct ls_enthash {
+  ls_entity **slot;
+  size_t cap, n;
+};
+
+ls_program *ls_program_new(const ls_rules *rules) {
+  ls_program *p = calloc(1, sizeof *p);
+  if (!p)
+    abort();
+  p->arena = ls_arena_new();
+  p->rules = rules;
+  p->ents = calloc(1, sizeof *p->ents);
+  p->ents->cap = 4096;
+  p->ents->slot = calloc(p->ents->cap, sizeof *p->ents->slot);
+  if (!p->ents || !p->ents->slot)
+    abort();
+  return p;
+}
+
+void ls_program_free(ls_program *p) {
+  if (!p)
+    return;
+  for (size_t i = 0; i < p->tus.n; i++)
+    free(((ls_tu_info *)p->tus.v[i])->errors.v);
+  free(p->funcs.v);
+  free(p->tus.v);
+  free(p->ents->slot);
+  free(p->ents);
+  ls_arena_free(p->arena);
+  free(p);
+}
+
+ls_entity *ls_entity_get(ls_program *p, const char *key, const char *name, enum ls_ent_kind kind) {
+  struct ls_enthash *h = p->ents;
+  if (2 * (h->n + 1) > h->cap) {
+    size_t ncap = h->cap * 2;
+    ls_entity **ns = calloc(ncap, sizeof *ns);
+    if (!ns)
+      abort();
+    for (size_t i = 0; i < h->cap; i++)
+      if (h->slot[i]) {
+        size_t j = ls_hash_str(0, h->slot[i]->key) & (ncap - 1);
+        while (ns[j])
+          j = (j + 1) & (ncap - 1);
+        ns[j] = h->slot[i];
+      }
+    free(h->slot);
+    h->slot = ns;
+    h->cap = ncap;
+  }
+  size_t j = ls_hash_str(0, key) & (h->cap - 1);
+  while (h->slot[j]) {
+    if (!strcmp(h->slot[j]->key, key))
+      return h->slot[j];
+    j = (j + 1) & (h->cap - 1);
+  }
+  ls_entity *e = ls_alloc(p->arena, sizeof *e);
+  e->key = ls_strdup(p->arena, key);
+  e->name = ls_strdup(p->arena, name ? name : key);
+  e->kind = kind;
+  if (kind == LS_ENT_FUNC) {
+    e->rule = ls_rules_fn(p->rules, e->name);
+    e->rule_noreturn = ls_rules_noreturn(p->rules, e->name);
+  }
+  h->slot[j] = e;
+  h->n++;
+  return e;
+}
+
+/* ---- conversion ---- */
+struct conv {
+  ls_program *p;
+  CXTranslationUnit tu;
+  int cplusplus;
+  CXFile last_file;
+  const char *last_name;
+  ls_func *fn; /* function being converted (for lambdas' names) */
+};
+
+static const char *file_name(struct conv *c, CXFile f) {
+  if (!f)
+    return "<unknown>";
+  if (f == c->last_file)
+    return c->last_name;
+  CXString s = clang_getFileName(f);
+  c->last_name = ls_strdup(c->p->arena, clang_getCString(s) ? clang_getCString(s) : "<unknown>");
+  clang_disposeString(s);
+  c->last_file = f;
+  return c->last_name;
+}
+
+static void set_loc(struct conv *c, CXSourceLocation loc, const char **file, unsigned *line, unsigned *col) {
+  CXFile f;
+  clang_getExpansionLocation(loc, &f, line, col, NULL);
+  *file = file_name(c, f);
+}
+
+static const char *spelling(struct conv *c, CXCursor cur) {
+  CXString s = clang_getCursorSpelling(cur);
+  const char *r = ls_strdup(c->p->arena, clang_getCString(s) ? clang_getCString(s) : "");
+  clang_disposeString(s);
+  return r;
+}
+
+static ls_entity *entity_of(struct conv *c, CXCursor ref, enum ls_ent_kind kind) {
+  CXString usr = clang_getCursorUSR(ref);
+  const char *u = clang_getCString(usr);
+  char buf[64];
+  if (!u || !*u) { /* no USR (rare): the declaration's location identifies it */
+    CXFile f;
+    unsigned off;
+    clang_getSpellingLocation(clang_getCursorLocation(ref), &f, NULL, NULL, &off);
+    snprintf(buf, sizeof buf, "loc:%p:%u", (void *)f, off);
+    u = buf;
+  }
+  CXString sp = clang_getCursorSpelling(ref);
+  ls_entity *e = ls_entity_get(c->p, u, clang_getCString(sp), kind);
+  clang_disposeString(sp);
+  clang_disposeString(usr);
+  return e;
+}
+
+static int is_function_kind(enum CXCursorKind k) {
+  return k == CXCursor_FunctionDecl || k == CXCursor_CXXMethod || k == CXCursor_Constructor ||
+         k == CXCursor_Destructor || k == CXCursor_ConversionFunction || k == CXCursor_FunctionTemplate;
+}
+
+static ls_entity *var_entity(struct conv *c, CXCursor ref) {
+  enum CXCursorKind k = clang_getCursorKind(ref);
+  if (k == CXCursor_ParmDecl)
+    return entity_of(c, ref, LS_ENT_PARAM);
+  if (k == CXCursor_FieldDecl)
+    return entity_of(c, ref, LS_ENT_FIELD);
+  if (k == CXCursor_VarDecl) {
+    enum CXCursorKind pk = clang_getCursorKind(clang_getCursorSemanticParent(ref));
+    int global = !is_function_kind(pk) && pk != CXCursor_LambdaExpr;
+    if (!global && clang_Cursor_getStorageClass(ref) == CX_SC_Static)
+      global = 1; /* a function-local static keeps its value across calls */
+    return entity_of(c, ref, global ? LS_ENT_GLOBAL : LS_ENT_VAR);
+  }
+  if (is_function_kind(k))
+    return entity_of(c, ref, LS_ENT_FUNC);
+  return NULL;
+}
+
+struct kids {
+  CXCursor *v;
+  unsigned n, cap;
+  int all; /* keep references too (goto's label) */
+};
+
+static enum CXChildVisitResult collect(CXCursor cur, CXCursor parent, CXClientData d) {
+  (void)parent;
+  struct kids *k = d;
+  enum CXCursorKind kind = clang_getCursorKind(cur);
+  if (!k->all && (clang_isReference(kind) || clang_isAttribute(kind) || kind == CXCursor_ParmDecl ||
+                  kind == CXCursor_StructDecl || kind == CXCursor_UnionDecl || kind == CXCursor_ClassDecl ||
+                  kind == CXCursor_EnumDecl || kind == CXCursor_TypedefDecl || kind == CXCursor_TypeAliasDecl ||
+                  kind == CXCursor_CXXBaseSpecifier))
+    return CXChildVisit_Continue;
+  if (k->n == k->cap) {
+    k->cap = k->cap ? 2 * k->cap : 8;
+    k->v = realloc(k->v, k->cap * sizeof *k->v);
+    if (!k->v)
+      abort();
+  }
+  k->v[k->n++] = cur;
+  return CXChildVisit_Continue;
+}
+
+static ls_node *conv_node(struct conv *c, CXCursor cur);
+static void conv_function(struct conv *c, CXCursor cur, ls_entity *ent, const char *name);
+
+static ls_node *new_node(struct conv *c, CXCursor cur) {
+  ls_node *n = ls_alloc(c->p->arena, sizeof *n);
+  n->kind = clang_getCursorKind(cur);
+  set_loc(c, clang_getCursorLocation(cur), &n->file, &n->line, &n->col);
+  return n;
+}
+
+static void set_kids(struct conv *c, ls_node *n, CXCursor *v, unsigned cnt) {
+  n->nkids = cnt;
+  n->kids = cnt ? ls_alloc(c->p->arena, cnt * sizeof *n->kids) : NULL;
+  for (unsigned i = 0; i < cnt; i++)
+    n->kids[i] = clang_Cursor_isNull(v[i]) ? NULL : conv_node(c, v[i]);
+}
+
+static unsigned spell_off(CXSourceLocation l) {
+  unsigned off;
+  clang_getSpellingLocation(l, NULL, NULL, NULL, &off);
+  return off;
+}
+
+/* libclang omits absent parts of a for header; find which of init/cond/inc the children
+ * are from the positions of the two top-level semicolons. */
+static void conv_for(struct conv *c, ls_node *n, CXCursor cur, struct kids *k) {
+  CXCursor slot[4];
+  for (int i = 0; i < 4; i++)
+    slot[i] = clang_getNullCursor();
+  slot[3] = k->v[k->n - 1];
+  if (k->n == 4) {
+    memcpy(slot, k->v, 4 * sizeof *slot);
+  } else if (k->n > 1) {
+    CXSourceRange hdr = clang_getRange(clang_getRangeStart(clang_getCursorExtent(cur)),
+                                       clang_getRangeStart(clang_getCursorExtent(slot[3])));
+    CXToken *toks = NULL;
+    unsigned nt = 0;
+    clang_tokenize(c->tu, hdr, &toks, &nt);
+    unsigned semi[2] = {~0u, ~0u}, ns = 0;
+    int depth = 0;
+    for (unsigned i = 0; i < nt && ns < 2; i++) {
+      if (clang_getTokenKind(toks[i]) != CXToken_Punctuation)
+        continue;
+      CXString s = clang_getTokenSpelling(c->tu, toks[i]);
+      const char *t = clang_getCString(s);
+      if (!strcmp(t, "("))
+        depth++;
+      else if (!strcmp(t, ")"))
+        depth--;
+      else if (!strcmp(t, ";") && depth == 1)
+        semi[ns++] = spell_off(clang_getTokenLocation(c->tu, toks[i]));
+      clang_disposeString(s);
+    }
+    clang_disposeTokens(c->tu, toks, nt);
+    for (unsigned i = 0; i + 1 < k->n; i++) {
+      unsigned off = spell_off(clang_getRangeStart(clang_getCursorExtent(k->v[i])));
+      int s = ns < 2 ? (int)i + (k->n == 2 ? 1 : 0) : off < semi[0] ? 0 : off < semi[1] ? 1 : 2;
+      if (s > 2)
+        s = 2;
+      slot[s] = k->v[i];
+    }
+  }
+  set_kids(c, n, slot, 4);
+}
+
+static ls_entity *dtor_of(struct conv *c, CXCursor vardecl) {
+  CXType t = clang_getCanonicalType(clang_getCursorType(vardecl));
+  if (t.kind != CXType_Record)
+    return NULL;
+  CXCursor cls = clang_getTypeDeclaration(t);
+  struct kids k = {0};
+  clang_visitChildren(cls, collect, &k);
+  ls_entity *e = NULL;
+  for (unsigned i = 0; i < k.n; i++)
+    if (clang_getCursorKind(k.v[i]) == CXCursor_Destructor)
+      e = entity_of(c, k.v[i], LS_ENT_FUNC);
+  free(k.v);
+  return e;
+}
+
+static ls_node *conv_node(struct conv *c, CXCursor cur) {
+  ls_node *n = new_node(c, cur);
+  struct kids k = {0};
+  switch (n->kind) {
+  case CXCursor_LambdaExpr: {
+    char name[256];
+    snprintf(name, sizeof name, "%s::lambda@%u", c->fn ? c->fn->name : "", n->line);
+    ls_func *outer = c->fn;
+    conv_function(c, cur, NULL, ls_strdup(c->p->arena, name));
+    c->fn = outer;
+    return n; /* a lambda is its own function; creating it issues nothing */
+  }
+  case CXCursor_CallExpr: {
+    CXCursor ref = clang_getCursorReferenced(cur);
+    if (!clang_Cursor_isNull(ref) && is_function_kind(clang_getCursorKind(ref))) {
+      n->ent = entity_of(c, ref, LS_ENT_FUNC);
+      n->text = n->ent->name;
+    }
+    int na = clang_Cursor_getNumArguments(cur);
+    if (na >= 0 && n->ent) {
+      CXCursor *args = malloc(((size_t)na + 1) * sizeof *args);
+      if (!args)
+        abort();
+      for (int i = 0; i < na; i++)
+        args[i] = clang_Cursor_getArgument(cur, (unsigned)i);
+      set_kids(c, n, args, (unsigned)na);
+      if (n->ent->rule && (n->ent->rule->kind == LS_KIND_COLLECTIVE || n->ent->rule->kind == LS_KIND_P2P)) {
+        for (int i = 0; i < na && i < n->ent->rule->nargs; i++) {
+          enum ls_role r = n->ent->rule->roles[i];
+          if (n->kids[i] && (r == LS_ROLE_COUNT || r == LS_ROLE_DTYPE || r == LS_ROLE_ROOT ||
+                             r == LS_ROLE_REDOP || r == LS_ROLE_PEER || r == LS_ROLE_COMM)) {
+            CXEvalResult ev = clang_Cursor_Evaluate(args[i]);
+            if (ev) {
+              if (clang_EvalResult_getKind(ev) == CXEval_Int) {
+                char b[32];
+                snprintf(b, sizeof b, "#%lld", clang_EvalResult_getAsLongLong(ev));
+                n->kids[i]->norm = ls_strdup(c->p->arena, b);
+              }
+              clang_EvalResult_dispose(ev);
+            }
+          }
+        }
+      }
+      free(args);
+      return n;
+    }
+    break;
+  }
+  case CXCursor_DeclRefExpr:
+  case CXCursor_MemberRefExpr: {
+    CXCursor ref = clang_getCursorReferenced(cur);
+    if (!clang_Cursor_isNull(ref)) {
+      enum CXCursorKind rk = clang_getCursorKind(ref);
+      if (rk == CXCursor_EnumConstantDecl) {
+        n->text = spelling(c, ref);
+        n->ilit = 1;
+        n->ival = clang_getEnumConstantDeclValue(ref);
+      } else {
+        n->ent = var_entity(c, ref);
+        n->text = n->ent ? n->ent->name : spelling(c, ref);
+      }
+    } else {
+      n->text = spelling(c, cur);
+    }
+    break;
+  }
+  case CXCursor_VarDecl:
+    n->ent = var_entity(c, cur);
+    n->text = n->ent ? n->ent->name : "";
+    if (c->cplusplus)
+      n->dtor = dtor_of(c, cur);
+    break;
+  case CXCursor_BinaryOperator:
+  case CXCursor_CompoundAssignOperator:
+    n->op = clang_getCursorBinaryOperatorKind(cur);
+    break;
+  case CXCursor_UnaryOperator:
+    n->op = clang_getCursorUnaryOperatorKind(cur);
+    break;
+  case CXCursor_IntegerLiteral: {
+    CXEvalResult ev = clang_Cursor_Evaluate(cur);
+    if (ev) {
+      if (clang_EvalResult_getKind(ev) == CXEval_Int) {
+        n->ilit = 1;
+        n->ival = clang_EvalResult_getAsLongLong(ev);
+      }
+      clang_EvalResult_dispose(ev);
+    }
+    return n;
+  }
+  case CXCursor_StringLiteral:
+  case CXCursor_CharacterLiteral:
+  case CXCursor_FloatingLiteral:
+    n->text = spelling(c, cur);
+    return n;
+  case CXCursor_LabelStmt:
+    n->text = spelling(c, cur);
+    break;
+  case CXCursor_GotoStmt:
+    k.all = 1;
+    clang_visitChildren(cur, collect, &k);
+    for (unsigned i = 0; i < k.n; i++)
+      if (clang_getCursorKind(k.v[i]) == CXCursor_LabelRef)
+        n->text = spelling(c, k.v[i]);
+    free(k.v);
+    return n;
+  case CXCursor_CompoundStmt: {
+    CXFile f;
+    clang_getExpansionLocation(clang_getRangeEnd(clang_getCursorExtent(cur)), &f, &n->eline, &n->ecol, NULL);
+    if (n->ecol > 1)
+      n->ecol--; /* the range ends just past the brace */
+    break;
+  }
+  default:
+    break;
+  }
+  clang_visitChildren(cur, collect, &k);
+  if (n->kind == CXCursor_ForStmt && k.n)
+    conv_for(c, n, cur, &k);
+  else
+    set_kids(c, n, k.v, k.n);
+  free(k.v);
+  return n;
+}
+
+static void conv_function(struct conv *c, CXCursor cur, ls_entity *ent, const char *name) {
+  struct kids k = {0};
+  clang_visitChildren(cur, collect, &k);
+  CXCursor body = clang_getNullCursor();
+  for (unsigned i = 0; i < k.n; i++)
+    if (clang_getCursorKind(k.v[i]) == CXCursor_CompoundStmt)
+      body = k.v[i];
+  free(k.v);
+  if (clang_Cursor_isNull(body))
+    return;
+  ls_func *f = ls_alloc(c->p->arena, sizeof *f);
+  f->name = name;
+  f->ent = ent;
+  if (ent)
+    ent->def = f;
+  set_loc(c, clang_getCursorLocation(cur), &f->file, &f->line, &f->col);
+  /* parameters, in order, so call sites can bind arguments to them */
+  struct kids pk = {0};
+  clang_visitChildren(cur, collect, &pk); /* ParmDecls are filtered out by collect */
+  free(pk.v);
+  int np = clang_Cursor_getNumArguments(cur);
+  if (np > 0) {
+    f->params = ls_alloc(c->p->arena, (size_t)np * sizeof *f->params);
+    for (int i = 0; i < np; i++)
+      f->params[i] = entity_of(c, clang_Cursor_getArgument(cur, (unsigned)i), LS_ENT_PARAM);
+    f->nparams = np;
+  } else if (clang_getCursorKind(cur) == CXCursor_LambdaExpr) {
+    struct kids lk = {.all = 1};
+    clang_visitChildren(cur, collect, &lk);
+    unsigned cnt = 0;
+    for (unsigned i = 0; i < lk.n; i++)
+      cnt += clang_getCursorKind(lk.v[i]) == CXCursor_ParmDecl;
+    f->params = ls_alloc(c->p->arena, (cnt + 1) * sizeof *f->params);
+    for (unsigned i = 0; i < lk.n; i++)
+      if (clang_getCursorKind(lk.v[i]) == CXCursor_ParmDecl)
+        f->params[f->nparams++] = entity_of(c, lk.v[i], LS_ENT_PARAM);
+    free(lk.v);
+  }
+  ls_vec_push(&c->p->funcs, f);
+  ls_func *outer = c->fn;
+  c->fn = f;
+  f->body = conv_node(c, body);
+  c->fn = outer;
+  f->end_line = f->body->eline;
+  f->end_col = f->body->ecol;
+}
+
+static enum CXChildVisitResult top_visit(CXCursor cur, CXCursor parent, CXClientData d) {
+  (void)parent;
+  struct conv *c = d;
+  enum CXCursorKind k = clang_getCursorKind(cur);
+  if (clang_Location_isInSystemHeader(clang_getCursorLocation(cur)))
+    return CXChildVisit_Continue;
+  if (k == CXCursor_Namespace || k == CXCursor_LinkageSpec || k == CXCursor_ClassDecl ||
+      k == CXCursor_StructDecl || k == CXCursor_ClassTemplate || k == CXCursor_UnexposedDecl)
+    return CXChildVisit_Recurse;
+  if (is_function_kind(k) && clang_isCursorDefinition(cur)) {
+    ls_entity *e = entity_of(c, cur, LS_ENT_FUNC);
+    if (e->def)
+      return CXChildVisit_Continue; /* same definition seen from another TU (a header) */
+    const char *name = e->name;
+    if (k != CXCursor_FunctionDecl && k != CXCursor_FunctionTemplate) {
+      CXCursor cls = clang_getCursorSemanticParent(cur);
+      CXString cs = clang_getCursorSpelling(cls);
+      char buf[512];
+      snprintf(buf, sizeof buf, "%s::%s", clang_getCString(cs), e->name);
+      clang_disposeString(cs);
+      name = ls_strdup(c->p->arena, buf);
+    }
+    conv_function(c, cur, e, name);
+  }
+  return CXChildVisit_Continue;
+}
+
+int ls_is_cuda_file(const char *file) {
+  size_t n = strlen(file);
+  return (n > 3 && !strcmp(file + n - 3, ".cu")) || (n > 4 && !strcmp(file + n - 4, ".cuh"));
+}
+
+void ls_cuda_flags(ls_vec *args, const ls_parse_opts *o) {
+  static char buf[4][4096];
+  const char *cuda = o->cuda_path ? o->cuda_path : "/usr/local/cuda";
+  snprintf(buf[0], sizeof buf[0], "--cuda-path=%s", cuda);
+  snprintf(buf[1], sizeof buf[1], "-I%s/include", cuda);
+  snprintf(buf[2], sizeof buf[2], "-I%s/include/cccl", cuda);
+  ls_vec_push(args, "-x");
+  ls_vec_push(args, "cuda");
+  ls_vec_push(args, "--cuda-host-only");
+  ls_vec_push(args, "-nocudainc");
+  ls_vec_push(args, "-Wno-unknown-cuda-version");
+  ls_vec_push(args, buf[0]);
+  if (o->cuda_include) {
+    snprintf(buf[3], sizeof buf[3], "-I%s", o->cuda_include);
+    ls_vec_push(args, buf[3]);
+    ls_vec_push(args, "-include");
+    ls_vec_push(args, "lockstep_cuda_prelude.h");
+  }
+  ls_vec_push(args, buf[1]);
+  ls_vec_push(args, buf[2]);
+}
+
+static const char *cx_error(enum CXErrorCode e) {
+  switch (e) {
+  case CXError_Success: return "success";
+  case CXError_Failure: return "libclang could not parse it";
+  case CXError_Crashed: return "libclang crashed while parsing it";
+  case CXError_InvalidArguments: return "invalid arguments";
+  case CXError_ASTReadError: return "AST read error";
+  }
+  return "unknown error";
+}
+
+int ls_parse_file(ls_program *p, CXIndex idx, const char *file, const char *const *args, int nargs,
+                  const ls_parse_opts *o) {
+  ls_vec all = {0};
+  if (o->cuda)
+    ls_cuda_flags(&all, o);
+  for (int i = 0; i < nargs; i++)
+    ls_vec_push(&all, (void *)args[i]);
+  if (o->resource_dir) {
+    ls_vec_push(&all, "-resource-dir");
+    ls_vec_push(&all, (void *)o->resource_dir);
+  }
+  CXTranslationUnit tu = NULL;
+  enum CXErrorCode ec = clang_parseTranslationUnit2(idx, file, (const char *const *)all.v, (int)all.n, NULL, 0,
+                                                   CXTranslationUnit_KeepGoing, &tu);
+  free(all.v);
+  if (ec != CXError_Success || !tu) {
+    fprintf(stderr, "%s: error: cannot parse: %s\n", file, cx_error(ec));
+    return -1;
+  }
+  ls_tu_info *ti = ls_alloc(p->arena, sizeof *ti);
+  ti->file = ls_strdup(p->arena, file);
+  unsigned nd = clang_getNumDiagnostics(tu);
+  for (unsigned i = 0; i < nd; i++) {
+    CXDiagnostic d = clang_getDiagnostic(tu, i);
+    if (clang_getDiagnosticSeverity(d) >= CXDiagnostic_Error) {
+      ti->nerrors++;
+      if (ti->errors.n < 20) {
+        CXString s = clang_formatDiagnostic(d, CXDiagnostic_DisplaySourceLocation | CXDiagnostic_DisplayColumn);
+        ls_vec_push(&ti->errors, ls_strdup(p->arena, clang_getCString(s)));
+        clang_disposeString(s);
+      }
+    }
+    clang_disposeDiagnostic(d);
+  }
+  ti->ok = ti->nerrors == 0;
+  ls_vec_push(&p->tus, ti);
+  struct conv c = {.p = p, .tu = tu};
+  CXCursor root = clang_getTranslationUnitCursor(tu);
+  c.cplusplus = o->cuda; /* CUDA is C++ */
+  if (!c.cplusplus) {
+    size_t n = strlen(file);
+    for (const char *const *a = args; a < args + nargs; a++)
+      if (!strcmp(*a, "c++") || !strcmp(*a, "-xc++") || !strncmp(*a, "-std=c++", 8) || !strncmp(*a, "-std=gnu++", 10))
+        c.cplusplus = 1;
+    static const char *cxx[] = {".cc", ".cpp", ".cxx", ".C", ".hpp", ".hh", ".c++"};
+    for (size_t i = 0; i < sizeof cxx / sizeof cxx[0]; i++) {
+      size_t m = strlen(cxx[i]);
+      if (n > m && !strcmp(file + n - m, cxx[i]))
+        c.cplusplus = 1;
+    }
+  }
+  size_t before = p->funcs.n;
+  clang_visitChildren(root, top_visit, &c);
+  if (ti->nerrors && p->funcs.n == before)
+    ti->fatal = 1; /* errors and nothing we could read: not a usable source file */
+  clang_disposeTranslationUnit(tu);
+  return 0;
+}
