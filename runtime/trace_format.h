@@ -102,7 +102,9 @@ struct ls_trace_api {
   char name[48];             /* NUL-terminated, e.g. "ncclAllReduce" */
   uint16_t kind;             /* enum ls_api_kind */
   uint16_t family;           /* enum ls_api_family */
-  uint32_t reserved;
+  uint16_t op_class;         /* 1 + index of the first api entry with the same "op" in the
+                                rules (ncclBcast and ncclBroadcast share one); 0 = no op */
+  uint16_t reserved;
 };
 
 struct ls_trace_module {
@@ -133,7 +135,8 @@ struct ls_trace_record {
   uint64_t stream;           /* cudaStream_t value, 0 for none/default */
   uint64_t aux0;             /* kind-specific: split parent id, async state, MPI request, ... */
   uint64_t aux1;             /* kind-specific: split color/key, group id of the outer end, ... */
-  uint8_t reserved[8];
+  uint32_t wtag;             /* writer's private use (completion bookkeeping); readers ignore */
+  uint8_t reserved[4];
 };
 
 _Static_assert(sizeof(struct ls_trace_header) == LS_TRACE_HEADER_SIZE, "header size");

@@ -1,0 +1,68 @@
+/* internal.h — state shared by the recorder's own files (recorder.c, device.c,
+ * watchdog.c); not for the family hooks, which use recorder.h only. */
+#ifndef LOCKSTEP_PRELOAD_INTERNAL_H
+#define LOCKSTEP_PRELOAD_INTERNAL_H
+
+#include <stdint.h>
+
+#include "recorder.h"
+
+#define LS_MAX_APIS 512u
+#define LS_MAX_COMMS 4096u
+#define LS_DEFAULT_CAPACITY (1u << 20) /* records: 128 MiB of sparse file */
+#define LS_EXIT_CODE 86                /* policy exit: distinct from any NCCL/MPI code */
+
+/* Writer-private completion tag in record->wtag. */
+#define LS_WTAG_PENDING 0u          /* waiting: outer group end or event not armed yet */
+#define LS_WTAG_NONE 0xffffffffu    /* nothing to wait for (error, untracked, no device) */
+
+enum ls_policy { LS_POLICY_REPORT = 0, LS_POLICY_ABORT = 1, LS_POLICY_EXIT = 2 };
+
+struct ls_state {
+  struct ls_trace_header *hdr;
+  struct ls_trace_record *recs;
+  uint64_t capacity;
+  uint64_t map_size;
+  uint64_t timeout_ns; /* 0: never time out */
+  unsigned poll_ms;
+  int policy;
+  uint16_t watchdog_api; /* api id of lockstep's own "watchdog" event */
+  char path[4096];
+};
+extern struct ls_state ls_g LS_HIDDEN;
+
+/* Api registry (recorder.c). */
+LS_HIDDEN const struct ls_api_desc *ls_api_desc_of(uint16_t api);
+LS_HIDDEN uint16_t ls_api_family(uint16_t api);
+
+/* Comm table walk for the watchdog (not hot path). */
+LS_HIDDEN const void *ls_comm_handle_by_id(uint64_t id, uint16_t *family_out);
+
+LS_HIDDEN ls_abort_fn ls_abort_hook_for(uint16_t family);
+/* Marks the calling (lockstep-owned) thread as inside a wrapper for good, so nothing
+ * it calls into NCCL is recorded or recursed into. */
+LS_HIDDEN void ls_guard_thread(void);
+
+/* Records. */
+LS_HIDDEN uint64_t ls_rec_limit(void); /* min(nrecords, capacity) */
+LS_HIDDEN void ls_rec_set_flags(struct ls_trace_record *r, uint16_t f);
+LS_HIDDEN uint16_t ls_rec_flags(const struct ls_trace_record *r);
+LS_HIDDEN struct ls_trace_record *ls_rec_claim(uint64_t *index); /* NULL when full */
+LS_HIDDEN void ls_trace_sync(void);
+
+/* Device completion (device.c). */
+LS_HIDDEN int ls_dev_init(void); /* 1 when a CUDA driver is usable */
+LS_HIDDEN int ls_dev_available(void);
+/* Records an event on `stream` after the work enqueued so far; the event covers the
+ * records in [lo, hi] whose wtag equals the returned tag. 0 on failure. The caller
+ * stores the tag in the members, then arms it. */
+LS_HIDDEN uint32_t ls_dev_cover(uint64_t stream, uint64_t lo, uint64_t hi);
+LS_HIDDEN void ls_dev_arm(uint32_t tag);
+LS_HIDDEN void ls_dev_poll(void); /* watchdog: query armed events, mark members */
+LS_HIDDEN void ls_dev_reset_after_fork(void);
+
+/* Watchdog (watchdog.c). */
+LS_HIDDEN void ls_watchdog_start(void);
+LS_HIDDEN void ls_watchdog_reset_after_fork(void);
+
+#endif

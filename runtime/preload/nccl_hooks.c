@@ -1,0 +1,165 @@
+/* nccl_hooks.c — what the NCCL wrappers do besides the generic record: derive each
+ * communicator's identity (equal on every rank), register new communicators, note
+ * async states, and give the watchdog a way to abort a communicator.
+ *
+ * Identities: init from the ncclUniqueId bytes (all ids for InitRankScalable);
+ * ncclCommSplit from (parent id, color, ordinal of the split on the parent) — the key
+ * differs per rank so it is recorded but kept out of the identity; ncclCommShrink from
+ * (parent id, ordinal, excluded ranks); ncclCommInitAll from (pid, ordinal of the call)
+ * since all its communicators live in this one process. */
+#define _GNU_SOURCE
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "nccl_abi.h"
+#include "nccl_hooks.h"
+
+#define NCCL_SONAME "libnccl.so.2"
+
+static void *volatile real_rank, *volatile real_count, *volatile real_abort;
+
+static void nccl_rank_query(const void *handle, int *rank, int *size) {
+  ncclResult_t (*ur)(ncclComm_t, int *) =
+      (ncclResult_t(*)(ncclComm_t, int *))ls_real_lookup(&real_rank, "ncclCommUserRank", NCCL_SONAME);
+  ncclResult_t (*cnt)(ncclComm_t, int *) =
+      (ncclResult_t(*)(ncclComm_t, int *))ls_real_lookup(&real_count, "ncclCommCount", NCCL_SONAME);
+  int r = -1, s = -1;
+  if (ur && cnt && ur((ncclComm_t)handle, &r) == ncclSuccess &&
+      cnt((ncclComm_t)handle, &s) == ncclSuccess && r >= 0 && s > 0) {
+    *rank = r;
+    *size = s;
+  }
+}
+
+static int nccl_abort(const void *handle) {
+  ncclResult_t (*ab)(ncclComm_t) =
+      (ncclResult_t(*)(ncclComm_t))ls_real_lookup(&real_abort, "ncclCommAbort", NCCL_SONAME);
+  return ab ? (int)ab((ncclComm_t)handle) : -1;
+}
+
+__attribute__((constructor)) static void ls_nccl_hooks_init(void) {
+  ls_set_abort_hook(LS_FAMILY_NCCL, nccl_abort);
+  ls_set_rank_query_hook(LS_FAMILY_NCCL, nccl_rank_query);
+}
+
+static uint64_t g_initall_ordinal; /* atomic */
+
+void ls_nccl_pre(struct ls_call *c) {
+  switch (c->kind) {
+  case LS_KIND_COMM_SPLIT: {
+    struct ls_comm *parent = ls_comm_lookup(c->args.comm);
+    /* ls_call_enter would adopt an unknown parent; do it here to number the split. */
+    c->comm = parent;
+    c->aux0 = ls_comm_id(parent);
+    if (c->sub == LS_SUB_SHRINK)
+      c->aux1 = (uint64_t)c->args.exclude_count;
+    else
+      c->aux1 = (uint64_t)(uint32_t)c->args.color | ((uint64_t)(uint32_t)c->args.key << 32);
+    c->h0 = ls_comm_next_split(parent);
+    break;
+  }
+  default:
+    break;
+  }
+  ls_call_enter(c);
+  if (c->kind == LS_KIND_COMM_SPLIT && c->rec) {
+    /* The record describes the new communicator (filled in post); the parent is aux0. */
+    c->rec->comm_id = 0;
+    c->rec->comm_rank = c->rec->comm_size = -1;
+  }
+}
+
+static int cmp_int(const void *a, const void *b) {
+  int x = *(const int *)a, y = *(const int *)b;
+  return (x > y) - (x < y);
+}
+
+static void note_new(struct ls_call *c, struct ls_comm *cm) {
+  if (c->rec && cm)
+    c->rec->comm_id = ls_comm_id(cm);
+}
+
+void ls_nccl_post(struct ls_call *c, int64_t rc) {
+  int created = rc == ncclSuccess || rc == ncclInProgress;
+  switch (c->kind) {
+  case LS_KIND_COMM_INIT: {
+    ncclComm_t h = created && c->args.out_comm ? *(ncclComm_t *)c->args.out_comm : NULL;
+    if (!h)
+      break;
+    if (c->sub == LS_SUB_INIT_ALL) {
+      uint64_t ord = __atomic_fetch_add(&g_initall_ordinal, 1, __ATOMIC_RELAXED);
+      uint64_t id = ls_hash_u64(ls_hash_u64((uint64_t)getpid(), ord), 0x696e6974616c6cull);
+      int n = (int)c->args.nranks;
+      ncclComm_t *arr = (ncclComm_t *)c->args.out_comm;
+      for (int i = 0; i < n; i++)
+        ls_comm_register(LS_FAMILY_NCCL, arr[i], id, i, n);
+      if (c->rec) {
+        c->rec->comm_id = id;
+        c->rec->comm_size = n;
+      }
+    } else {
+      uint64_t id;
+      if (c->sub == LS_SUB_SCALABLE)
+        id = ls_hash_bytes(0x5343414cull, c->args.unique_id,
+                           (uint64_t)(c->args.nid > 0 ? c->args.nid : 1) * NCCL_UNIQUE_ID_BYTES);
+      else
+        id = ls_hash_bytes(0x494e4954ull, c->args.unique_id, NCCL_UNIQUE_ID_BYTES);
+      struct ls_comm *cm =
+          ls_comm_register(LS_FAMILY_NCCL, h, id, (int)c->args.rank, (int)c->args.nranks);
+      if (c->rec && cm) {
+        c->rec->comm_id = id;
+        c->rec->comm_rank = (int32_t)c->args.rank;
+        c->rec->comm_size = (int32_t)c->args.nranks;
+      }
+    }
+    ls_modules_refresh();
+    break;
+  }
+  case LS_KIND_COMM_SPLIT: {
+    ncclComm_t h = created && c->args.out_comm ? *(ncclComm_t *)c->args.out_comm : NULL;
+    if (!h)
+      break; /* NCCL_SPLIT_NOCOLOR, or an error */
+    uint64_t parent = c->aux0, id;
+    if (c->sub == LS_SUB_SHRINK) {
+      int n = (int)c->args.exclude_count, buf[256];
+      id = ls_hash_u64(ls_hash_u64(parent, c->h0), 0x5348524bull);
+      if (n > 0 && c->args.exclude_ranks) {
+        if (n <= 256) { /* every rank passes the same set, maybe not in the same order */
+          memcpy(buf, c->args.exclude_ranks, (size_t)n * sizeof(int));
+          qsort(buf, (size_t)n, sizeof(int), cmp_int);
+          id = ls_hash_bytes(id, buf, (uint64_t)n * sizeof(int));
+        } else {
+          id = ls_hash_bytes(id, c->args.exclude_ranks, (uint64_t)n * sizeof(int));
+        }
+      }
+    } else {
+      id = ls_hash_u64(ls_hash_u64(ls_hash_u64(parent, (uint64_t)(uint32_t)c->args.color), c->h0),
+                       0x53504c54ull);
+    }
+    int r = -1, s = -1;
+    if (rc == ncclSuccess)
+      nccl_rank_query(h, &r, &s);
+    struct ls_comm *cm = ls_comm_register(LS_FAMILY_NCCL, h, id, r, s);
+    note_new(c, cm);
+    if (c->rec) {
+      c->rec->comm_rank = r;
+      c->rec->comm_size = s;
+    }
+    ls_modules_refresh();
+    break;
+  }
+  case LS_KIND_COMM_DESTROY:
+  case LS_KIND_COMM_ABORT:
+    if (rc == ncclSuccess || c->kind == LS_KIND_COMM_ABORT)
+      ls_comm_mark_dead(c->comm);
+    break;
+  case LS_KIND_ASYNC_ERROR_QUERY:
+    if (rc == ncclSuccess && c->args.out_async_state && c->rec)
+      c->rec->aux0 = (uint64_t)(int64_t) * (ncclResult_t *)c->args.out_async_state;
+    break;
+  default:
+    break;
+  }
+  ls_call_exit(c, rc);
+}

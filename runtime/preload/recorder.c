@@ -1,0 +1,768 @@
+/* recorder.c — the core of liblockstep: lazy initialization, the mmap'ed trace
+ * file, the api registry, the communicator table, the per-thread guard and group
+ * depth, and the enter/exit halves every wrapper calls.
+ *
+ * Hot path rules: no malloc, no lock, no syscall besides clock_gettime (vDSO);
+ * record slots are claimed with one atomic add, sequence numbers with another.
+ * Initialization happens on the first interposed call, so a process that never
+ * touches NCCL (true, ls, mpirun itself) gets no file and no thread. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+struct ls_state ls_g;
+
+#define LS_TLS __thread __attribute__((tls_model("initial-exec")))
+
+/* Per-thread state: NCCL's group state is thread-local, so ours is too. */
+static LS_TLS int tl_guard;        /* inside a wrapper on this thread */
+static LS_TLS int tl_depth;        /* mirror of NCCL's ncclGroupDepth */
+static LS_TLS uint64_t tl_group;   /* id of the open outermost group */
+static LS_TLS uint64_t tl_group_lo;/* first record index that can belong to it */
+static LS_TLS uint32_t tl_tid;
+
+enum { LS_INIT_NONE = 0, LS_INIT_READY = 1, LS_INIT_OFF = 2 };
+static int g_init; /* atomic: LS_INIT_* */
+static pthread_mutex_t g_init_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t g_group_counter; /* atomic */
+
+/* ---- api registry ---------------------------------------------------------- */
+
+static const struct ls_api_desc *g_api[LS_MAX_APIS];
+static uint16_t g_api_family[LS_MAX_APIS];
+static uint16_t g_api_opclass[LS_MAX_APIS];
+static unsigned g_napis; /* guarded by g_init_lock for writers; atomic for readers */
+
+static void write_api_entry(unsigned i);
+
+uint16_t ls_api_register(const struct ls_api_desc *apis, unsigned n, uint16_t family) {
+  pthread_mutex_lock(&g_init_lock);
+  unsigned base = g_napis;
+  if (base + n > LS_MAX_APIS) {
+    pthread_mutex_unlock(&g_init_lock);
+    return LS_API_UNREGISTERED;
+  }
+  for (unsigned i = 0; i < n; i++) {
+    g_api[base + i] = &apis[i];
+    g_api_family[base + i] = family;
+    g_api_opclass[base + i] = 0;
+    if (apis[i].op) /* the first entry of this family with the same op names the class */
+      for (unsigned j = 0; j <= i; j++)
+        if (apis[j].op && !strcmp(apis[j].op, apis[i].op)) {
+          g_api_opclass[base + i] = (uint16_t)(base + j + 1);
+          break;
+        }
+  }
+  __atomic_store_n(&g_napis, base + n, __ATOMIC_RELEASE);
+  if (ls_g.hdr) { /* registered after the trace exists: append to its table */
+    for (unsigned i = base; i < base + n; i++)
+      write_api_entry(i);
+    __atomic_store_n(&ls_g.hdr->napis, base + n, __ATOMIC_RELEASE);
+  }
+  pthread_mutex_unlock(&g_init_lock);
+  return (uint16_t)base;
+}
+
+const struct ls_api_desc *ls_api_desc_of(uint16_t api) {
+  return api < __atomic_load_n(&g_napis, __ATOMIC_ACQUIRE) ? g_api[api] : NULL;
+}
+uint16_t ls_api_family(uint16_t api) { return api < LS_MAX_APIS ? g_api_family[api] : 0; }
+
+static void write_api_entry(unsigned i) {
+  struct ls_trace_api *t =
+      (struct ls_trace_api *)((char *)ls_g.hdr + ls_g.hdr->api_offset) + i;
+  snprintf(t->name, sizeof t->name, "%s", g_api[i]->name);
+  t->kind = g_api[i]->kind;
+  t->family = g_api_family[i];
+  t->op_class = g_api_opclass[i];
+}
+
+/* lockstep's own events, recorded into the same trace. */
+static const struct ls_api_desc g_own_apis[] = {
+    {"lockstep_watchdog", NULL, LS_KIND_EVENT, LS_SUB_NONE},
+};
+__attribute__((constructor)) static void ls_register_own(void) {
+  ls_g.watchdog_api = ls_api_register(g_own_apis, 1, LS_FAMILY_LOCKSTEP);
+}
+
+/* ---- helpers ---------------------------------------------------------------- */
+
+uint64_t ls_now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t mix64(uint64_t z) { /* splitmix64 finalizer */
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+uint64_t ls_hash_bytes(uint64_t seed, const void *p, uint64_t n) {
+  uint64_t h = 0xcbf29ce484222325ull ^ mix64(seed);
+  const unsigned char *b = p;
+  for (uint64_t i = 0; i < n; i++)
+    h = (h ^ b[i]) * 0x100000001b3ull;
+  h = mix64(h);
+  return h ? h : 1; /* 0 means "no communicator" in the trace */
+}
+
+uint64_t ls_hash_u64(uint64_t seed, uint64_t v) { return ls_hash_bytes(seed, &v, sizeof v); }
+
+void *ls_real_lookup(void *volatile *slot, const char *name, const char *soname) {
+  void *p = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+  if (p)
+    return p;
+  p = dlsym(RTLD_NEXT, name);
+  if (!p && soname) {
+    /* The library may be loaded RTLD_LOCAL (Python extension dependencies), out of
+     * RTLD_NEXT's reach; our wrapper still interposes its callers. */
+    void *h = dlopen(soname, RTLD_LAZY | RTLD_NOLOAD);
+    if (h) {
+      p = dlsym(h, name);
+      dlclose(h);
+    }
+  }
+  if (p) { /* never resolve to ourselves: that would recurse forever */
+    Dl_info self, found;
+    if (dladdr((void *)ls_real_lookup, &self) && dladdr(p, &found) &&
+        self.dli_fbase == found.dli_fbase)
+      p = NULL;
+  }
+  if (!p) {
+    char msg[256];
+    int n = snprintf(msg, sizeof msg, "lockstep: %s not found in any loaded library\n", name);
+    if (n > 0)
+      (void)!write(2, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
+    return NULL;
+  }
+  __atomic_store_n(slot, p, __ATOMIC_RELEASE);
+  return p;
+}
+
+static uint32_t my_tid(void) {
+  if (!tl_tid)
+    tl_tid = (uint32_t)syscall(SYS_gettid);
+  return tl_tid;
+}
+
+/* ---- communicators ------------------------------------------------------------ */
+
+struct ls_comm {
+  uint64_t id;
+  const void *handle;
+  int32_t rank, size;    /* -1 until known */
+  uint64_t seq;          /* atomic: next sequence number */
+  uint64_t nsplits;      /* atomic: splits/shrinks issued on this comm */
+  int dead;
+  uint16_t family;
+};
+
+static struct ls_comm g_comm_pool[LS_MAX_COMMS];
+static unsigned g_comm_used; /* guarded by g_comm_lock */
+static const void *g_comm_keys[LS_MAX_COMMS];      /* atomic; open addressing */
+static struct ls_comm *g_comm_vals[LS_MAX_COMMS];  /* atomic */
+static pthread_mutex_t g_comm_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static unsigned comm_slot0(const void *h) {
+  return (unsigned)(mix64((uint64_t)(uintptr_t)h) & (LS_MAX_COMMS - 1));
+}
+
+struct ls_comm *ls_comm_lookup(const void *handle) {
+  if (!handle)
+    return NULL;
+  unsigned s = comm_slot0(handle);
+  for (unsigned probe = 0; probe < LS_MAX_COMMS; probe++, s = (s + 1) & (LS_MAX_COMMS - 1)) {
+    const void *k = __atomic_load_n(&g_comm_keys[s], __ATOMIC_ACQUIRE);
+    if (!k)
+      return NULL;
+    if (k == handle)
+      return __atomic_load_n(&g_comm_vals[s], __ATOMIC_ACQUIRE);
+  }
+  return NULL;
+}
+
+/* Entries are never removed: a handle value reused after destroy gets a fresh
+ * ls_comm swapped into its slot, so a racing lookup sees the old or the new one. */
+struct ls_comm *ls_comm_register(uint16_t family, const void *handle, uint64_t id, int rank,
+                                 int size) {
+  if (!handle)
+    return NULL;
+  pthread_mutex_lock(&g_comm_lock);
+  struct ls_comm *cm = NULL;
+  if (g_comm_used < LS_MAX_COMMS) {
+    cm = &g_comm_pool[g_comm_used++];
+    cm->id = id;
+    cm->handle = handle;
+    cm->rank = rank;
+    cm->size = size;
+    cm->family = family;
+    unsigned s = comm_slot0(handle);
+    for (unsigned probe = 0; probe < LS_MAX_COMMS; probe++, s = (s + 1) & (LS_MAX_COMMS - 1)) {
+      const void *k = g_comm_keys[s];
+      if (!k || k == handle) {
+        __atomic_store_n(&g_comm_vals[s], cm, __ATOMIC_RELEASE);
+        __atomic_store_n(&g_comm_keys[s], handle, __ATOMIC_RELEASE);
+        break;
+      }
+    }
+  }
+  pthread_mutex_unlock(&g_comm_lock);
+  return cm;
+}
+
+void ls_comm_set_rank(struct ls_comm *cm, int rank, int size) {
+  if (!cm)
+    return;
+  __atomic_store_n(&cm->size, size, __ATOMIC_RELAXED);
+  __atomic_store_n(&cm->rank, rank, __ATOMIC_RELEASE);
+}
+int ls_comm_rank_known(const struct ls_comm *cm) {
+  return cm && __atomic_load_n(&cm->rank, __ATOMIC_ACQUIRE) >= 0;
+}
+uint64_t ls_comm_id(const struct ls_comm *cm) { return cm ? cm->id : 0; }
+uint64_t ls_comm_next_split(struct ls_comm *cm) {
+  return cm ? __atomic_fetch_add(&cm->nsplits, 1, __ATOMIC_RELAXED) : 0;
+}
+void ls_comm_mark_dead(struct ls_comm *cm) {
+  if (cm)
+    __atomic_store_n(&cm->dead, 1, __ATOMIC_RELEASE);
+}
+
+const void *ls_comm_handle_by_id(uint64_t id, uint16_t *family_out) {
+  unsigned n = __atomic_load_n(&g_comm_used, __ATOMIC_ACQUIRE);
+  for (unsigned i = n; i-- > 0;)
+    if (g_comm_pool[i].id == id && !__atomic_load_n(&g_comm_pool[i].dead, __ATOMIC_ACQUIRE)) {
+      if (family_out)
+        *family_out = g_comm_pool[i].family;
+      return g_comm_pool[i].handle;
+    }
+  return NULL;
+}
+
+static ls_abort_fn g_abort_hook[4];
+static ls_rank_query_fn g_rank_hook[4];
+void ls_set_abort_hook(uint16_t family, ls_abort_fn fn) {
+  if (family < 4)
+    g_abort_hook[family] = fn;
+}
+void ls_set_rank_query_hook(uint16_t family, ls_rank_query_fn fn) {
+  if (family < 4)
+    g_rank_hook[family] = fn;
+}
+ls_abort_fn ls_abort_hook_for(uint16_t family) { return family < 4 ? g_abort_hook[family] : NULL; }
+
+/* A comm created before we saw it (or by a path we do not wrap): give it an identity
+ * that is at least stable in this process, and ask the family for rank/size. */
+static struct ls_comm *comm_adopt(const void *handle, uint16_t family) {
+  return ls_comm_register(family, handle, ls_hash_u64(0x756e6b6e6f776eull, (uintptr_t)handle),
+                          -1, -1);
+}
+
+/* ---- trace file ----------------------------------------------------------------- */
+
+static const char *env_first(const char *const *names) {
+  for (; *names; names++) {
+    const char *v = getenv(*names);
+    if (v && *v)
+      return v;
+  }
+  return NULL;
+}
+
+static int env_int(const char *const *names, int dflt) {
+  const char *v = env_first(names);
+  return v ? atoi(v) : dflt;
+}
+
+static void errmsg(const char *what, const char *path, int err) {
+  char msg[4400];
+  int n = snprintf(msg, sizeof msg, "lockstep: %s %s: %s; recording is off for this process\n",
+                   what, path, strerror(err));
+  if (n > 0)
+    (void)!write(2, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
+}
+
+static int mkdir_p(const char *dir) {
+  char tmp[4096];
+  if (snprintf(tmp, sizeof tmp, "%s", dir) >= (int)sizeof tmp)
+    return ENAMETOOLONG;
+  for (char *p = tmp + 1; *p; p++)
+    if (*p == '/') {
+      *p = 0;
+      if (mkdir(tmp, 0700) && errno != EEXIST)
+        return errno;
+      *p = '/';
+    }
+  if (mkdir(tmp, 0700) && errno != EEXIST)
+    return errno;
+  return 0;
+}
+
+#define LS_PAGE 4096u
+#define ROUND_PAGE(x) (((x) + LS_PAGE - 1) / LS_PAGE * LS_PAGE)
+
+static int trace_open(void) {
+  const char *dir = getenv("LOCKSTEP_TRACE_DIR");
+  if (!dir || !*dir)
+    dir = "lockstep-traces";
+  char host[64] = {0};
+  gethostname(host, sizeof host - 1);
+  for (char *p = host; *p; p++)
+    if (*p == '/')
+      *p = '_';
+  int err = mkdir_p(dir);
+  if (err) {
+    errmsg("cannot create trace directory", dir, err);
+    return -1;
+  }
+  if (snprintf(ls_g.path, sizeof ls_g.path, "%s/%s.%d%s", dir, host, (int)getpid(),
+               LS_TRACE_FILE_SUFFIX) >= (int)sizeof ls_g.path) {
+    errmsg("trace path too long under", dir, ENAMETOOLONG);
+    return -1;
+  }
+  const char *capv = getenv("LOCKSTEP_TRACE_CAPACITY");
+  uint64_t cap = capv && *capv ? strtoull(capv, NULL, 0) : LS_DEFAULT_CAPACITY;
+  if (cap < 16)
+    cap = 16;
+  if (cap > (1ull << 28))
+    cap = 1ull << 28;
+  uint64_t api_off = LS_TRACE_HEADER_SIZE;
+  uint64_t mod_off = ROUND_PAGE(api_off + LS_MAX_APIS * sizeof(struct ls_trace_api));
+  uint64_t rec_off = ROUND_PAGE(mod_off + LS_TRACE_MAX_MODULES * sizeof(struct ls_trace_module));
+  uint64_t size = rec_off + cap * LS_TRACE_RECORD_SIZE;
+
+  int fd = open(ls_g.path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    errmsg("cannot create trace file", ls_g.path, errno);
+    return -1;
+  }
+  /* Sparse: pages cost disk only once records land in them. */
+  if (ftruncate(fd, (off_t)size)) {
+    errmsg("cannot size trace file", ls_g.path, errno);
+    close(fd);
+    return -1;
+  }
+  void *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  close(fd);
+  if (m == MAP_FAILED) {
+    errmsg("cannot map trace file", ls_g.path, errno);
+    return -1;
+  }
+  struct ls_trace_header *h = m;
+  memcpy(h->magic, LS_TRACE_MAGIC, 8);
+  h->version = LS_TRACE_VERSION;
+  h->header_size = LS_TRACE_HEADER_SIZE;
+  h->record_size = LS_TRACE_RECORD_SIZE;
+  h->capacity = cap;
+  h->api_offset = api_off;
+  h->modules_offset = mod_off;
+  h->records_offset = rec_off;
+  h->pid = (int32_t)getpid();
+  static const char *const rank_env[] = {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK",
+                                         "PMIX_RANK", "SLURM_PROCID", NULL};
+  static const char *const size_env[] = {"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE",
+                                         "SLURM_NTASKS", NULL};
+  h->launcher_rank = env_int(rank_env, -1);
+  h->launcher_size = env_int(size_env, -1);
+  h->timeout_ms = (uint32_t)(ls_g.timeout_ns / 1000000u);
+  struct timespec rt, mt;
+  clock_gettime(CLOCK_REALTIME, &rt);
+  clock_gettime(CLOCK_MONOTONIC, &mt);
+  h->t0_realtime_ns = (uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec;
+  h->t0_monotonic_ns = (uint64_t)mt.tv_sec * 1000000000u + (uint64_t)mt.tv_nsec;
+  memcpy(h->hostname, host, sizeof h->hostname);
+  ssize_t n = readlink("/proc/self/exe", h->exe, sizeof h->exe - 1);
+  if (n < 0)
+    h->exe[0] = 0;
+  ls_g.hdr = h;
+  ls_g.recs = (struct ls_trace_record *)((char *)m + rec_off);
+  ls_g.capacity = cap;
+  ls_g.map_size = size;
+  unsigned napis = __atomic_load_n(&g_napis, __ATOMIC_ACQUIRE);
+  for (unsigned i = 0; i < napis; i++)
+    write_api_entry(i);
+  __atomic_store_n(&h->napis, napis, __ATOMIC_RELEASE);
+  return 0;
+}
+
+void ls_trace_sync(void) {
+  if (ls_g.hdr)
+    msync(ls_g.hdr, ls_g.map_size, MS_SYNC);
+}
+
+/* ---- module table ------------------------------------------------------------------ */
+
+static pthread_mutex_t g_mod_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int module_cb(struct dl_phdr_info *info, size_t sz, void *arg) {
+  (void)sz;
+  (void)arg;
+  struct ls_trace_header *h = ls_g.hdr;
+  struct ls_trace_module *mods = (struct ls_trace_module *)((char *)h + h->modules_offset);
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+      continue;
+    uint64_t start = info->dlpi_addr + ph->p_vaddr, end = start + ph->p_memsz;
+    uint32_t n = __atomic_load_n(&h->nmodules, __ATOMIC_ACQUIRE);
+    int seen = 0;
+    for (uint32_t j = 0; j < n && !seen; j++)
+      seen = mods[j].start == start && mods[j].end == end;
+    if (seen || n >= LS_TRACE_MAX_MODULES)
+      continue;
+    struct ls_trace_module *m = &mods[n];
+    m->base = info->dlpi_addr;
+    m->start = start;
+    m->end = end;
+    const char *name = info->dlpi_name;
+    if (!name || !*name) {
+      ssize_t k = readlink("/proc/self/exe", m->path, sizeof m->path - 1);
+      m->path[k > 0 ? k : 0] = 0;
+    } else {
+      snprintf(m->path, sizeof m->path, "%s", name);
+    }
+    __atomic_store_n(&h->nmodules, n + 1, __ATOMIC_RELEASE);
+  }
+  return 0;
+}
+
+void ls_modules_refresh(void) {
+  if (!ls_g.hdr)
+    return;
+  pthread_mutex_lock(&g_mod_lock);
+  dl_iterate_phdr(module_cb, NULL);
+  pthread_mutex_unlock(&g_mod_lock);
+}
+
+/* ---- init / fork / exit ------------------------------------------------------------ */
+
+static void at_exit_handler(void) {
+  if (ls_g.hdr && __atomic_load_n(&g_init, __ATOMIC_ACQUIRE) == LS_INIT_READY)
+    __atomic_fetch_or(&ls_g.hdr->flags, LS_TRACE_F_CLEAN_EXIT, __ATOMIC_RELEASE);
+}
+
+/* The child of a fork must not write into its parent's MAP_SHARED file: drop the
+ * mapping and let the child start its own trace if it ever calls NCCL. */
+static void at_fork_child(void) {
+  if (ls_g.hdr)
+    munmap(ls_g.hdr, ls_g.map_size);
+  ls_g.hdr = NULL;
+  ls_g.recs = NULL;
+  ls_g.capacity = 0;
+  pthread_mutex_init(&g_init_lock, NULL);
+  pthread_mutex_init(&g_comm_lock, NULL);
+  pthread_mutex_init(&g_mod_lock, NULL);
+  ls_dev_reset_after_fork();
+  ls_watchdog_reset_after_fork();
+  tl_tid = 0;
+  __atomic_store_n(&g_init, LS_INIT_NONE, __ATOMIC_RELEASE);
+}
+
+static void read_config(void) {
+  const char *t = getenv("LOCKSTEP_TIMEOUT");
+  double sec = t && *t ? strtod(t, NULL) : 60.0;
+  ls_g.timeout_ns = sec > 0 ? (uint64_t)(sec * 1e9) : 0;
+  const char *p = getenv("LOCKSTEP_POLICY");
+  ls_g.policy = LS_POLICY_REPORT;
+  if (p && !strcmp(p, "abort"))
+    ls_g.policy = LS_POLICY_ABORT;
+  else if (p && !strcmp(p, "exit"))
+    ls_g.policy = LS_POLICY_EXIT;
+  const char *pm = getenv("LOCKSTEP_POLL_MS");
+  ls_g.poll_ms = pm && *pm ? (unsigned)atoi(pm) : 10;
+  if (ls_g.poll_ms == 0)
+    ls_g.poll_ms = 1;
+}
+
+static int disabled_by_env(void) {
+  const char *d = getenv("LOCKSTEP_DISABLE");
+  return d && *d && strcmp(d, "0") != 0;
+}
+
+static int init_slow(void) {
+  static int atfork_done;
+  pthread_mutex_lock(&g_init_lock);
+  int st = __atomic_load_n(&g_init, __ATOMIC_ACQUIRE);
+  if (st == LS_INIT_NONE) {
+    st = LS_INIT_OFF;
+    if (!disabled_by_env()) {
+      read_config();
+      if (trace_open() == 0) {
+        st = LS_INIT_READY;
+        if (!atfork_done) {
+          atfork_done = 1;
+          pthread_atfork(NULL, NULL, at_fork_child);
+          atexit(at_exit_handler);
+        }
+      }
+    }
+    __atomic_store_n(&g_init, st, __ATOMIC_RELEASE);
+    if (st == LS_INIT_READY) {
+      pthread_mutex_unlock(&g_init_lock);
+      ls_modules_refresh();
+      ls_dev_init();
+      ls_watchdog_start();
+      return 1;
+    }
+  }
+  pthread_mutex_unlock(&g_init_lock);
+  return st == LS_INIT_READY;
+}
+
+/* ---- records ----------------------------------------------------------------------- */
+
+uint64_t ls_rec_limit(void) {
+  if (!ls_g.hdr)
+    return 0;
+  uint64_t n = __atomic_load_n(&ls_g.hdr->nrecords, __ATOMIC_ACQUIRE);
+  return n < ls_g.capacity ? n : ls_g.capacity;
+}
+
+struct ls_trace_record *ls_rec_at(uint64_t index) {
+  return ls_g.hdr && index < ls_g.capacity ? &ls_g.recs[index] : NULL;
+}
+
+void ls_rec_set_flags(struct ls_trace_record *r, uint16_t f) {
+  __atomic_fetch_or(&r->flags, f, __ATOMIC_RELEASE);
+}
+uint16_t ls_rec_flags(const struct ls_trace_record *r) {
+  return __atomic_load_n(&r->flags, __ATOMIC_ACQUIRE);
+}
+
+struct ls_trace_record *ls_rec_claim(uint64_t *index) {
+  uint64_t i = __atomic_fetch_add(&ls_g.hdr->nrecords, 1, __ATOMIC_RELAXED);
+  if (i >= ls_g.capacity) {
+    /* Overflow never blocks the program: flag it and drop the record. */
+    if (!(__atomic_load_n(&ls_g.hdr->flags, __ATOMIC_RELAXED) & LS_TRACE_F_PARTIAL))
+      __atomic_fetch_or(&ls_g.hdr->flags, LS_TRACE_F_PARTIAL, __ATOMIC_RELEASE);
+    return NULL;
+  }
+  *index = i;
+  return &ls_g.recs[i];
+}
+
+void ls_rec_complete(uint64_t index) {
+  struct ls_trace_record *r = ls_rec_at(index);
+  if (!r)
+    return;
+  r->t_complete_ns = ls_now_ns();
+  ls_rec_set_flags(r, LS_REC_COMPLETED);
+}
+
+/* ---- the wrapper halves -------------------------------------------------------------- */
+
+int ls_call_begin(struct ls_call *c, uint16_t api, const void *site) {
+  if (__builtin_expect(tl_guard, 0))
+    return 0;
+  int st = __atomic_load_n(&g_init, __ATOMIC_ACQUIRE);
+  if (__builtin_expect(st != LS_INIT_READY, 0)) {
+    if (st == LS_INIT_OFF || api == LS_API_UNREGISTERED)
+      return 0;
+    tl_guard = 1; /* nothing below calls NCCL, but be safe */
+    int ok = init_slow();
+    tl_guard = 0;
+    if (!ok)
+      return 0;
+  }
+  const struct ls_api_desc *d = ls_api_desc_of(api);
+  if (!d)
+    return 0;
+  tl_guard = 1;
+  c->t_enter = ls_now_ns();
+  c->api = api;
+  c->kind = d->kind;
+  c->sub = d->sub;
+  c->depth = tl_depth;
+  c->site = site;
+  c->rec = NULL;
+  c->index = 0;
+  c->comm = NULL;
+  c->aux0 = c->aux1 = 0;
+  c->h0 = 0;
+  memset(&c->args, 0, sizeof c->args);
+  c->args.dtype = c->args.redop = c->args.root = c->args.peer = LS_NO_VALUE;
+  return 1;
+}
+
+static int has_seq(uint16_t kind) { return kind == LS_KIND_COLLECTIVE || kind == LS_KIND_P2P; }
+
+void ls_call_enter(struct ls_call *c) {
+  uint16_t fam = ls_api_family(c->api);
+  if (!c->comm && c->args.comm && c->kind != LS_KIND_COMM_INIT) {
+    c->comm = ls_comm_lookup(c->args.comm);
+    if (!c->comm)
+      c->comm = comm_adopt(c->args.comm, fam);
+  }
+  struct ls_comm *cm = c->comm;
+  if (cm && !ls_comm_rank_known(cm) && fam < 4 && g_rank_hook[fam]) {
+    int r = -1, s = -1;
+    g_rank_hook[fam](cm->handle, &r, &s);
+    if (r >= 0)
+      ls_comm_set_rank(cm, r, s);
+  }
+  uint64_t seq = LS_NO_SEQ;
+  if (cm && has_seq(c->kind))
+    seq = __atomic_fetch_add(&cm->seq, 1, __ATOMIC_RELAXED);
+  struct ls_trace_record *r = ls_rec_claim(&c->index);
+  c->rec = r;
+  if (!r)
+    return;
+  r->api = c->api;
+  r->flags = c->depth > 0 ? LS_REC_IN_GROUP : 0;
+  r->comm_id = cm ? cm->id : 0;
+  r->seq = seq;
+  r->count = (uint64_t)c->args.count;
+  r->dtype = (int32_t)c->args.dtype;
+  r->redop = (int32_t)c->args.redop;
+  r->root_or_peer = (int32_t)(c->kind == LS_KIND_P2P ? c->args.peer : c->args.root);
+  r->group_depth = c->depth;
+  r->comm_rank = cm ? __atomic_load_n(&cm->rank, __ATOMIC_ACQUIRE) : -1;
+  r->comm_size = cm ? cm->size : -1;
+  r->tid = my_tid();
+  r->t_enter_ns = c->t_enter;
+  r->site_pc = (uint64_t)(uintptr_t)c->site;
+  r->stream = c->args.stream;
+  r->aux0 = c->aux0;
+  r->aux1 = has_seq(c->kind) && c->depth > 0 ? tl_group : c->aux1;
+  __atomic_store_n(&r->state, LS_REC_ENTERED, __ATOMIC_RELEASE);
+}
+
+/* After the outermost group end returned: one event per stream the group used,
+ * recorded now that the work is on the streams (never earlier: inside a group an
+ * event would complete before the collective even starts). */
+static void cover_group(uint64_t lo, uint64_t hi_excl, uint64_t group, int launched) {
+  enum { MAXS = 64 };
+  uint64_t streams[MAXS];
+  uint32_t tags[MAXS];
+  unsigned ns = 0;
+  uint32_t me = my_tid();
+  uint64_t lim = ls_rec_limit();
+  if (hi_excl > lim)
+    hi_excl = lim;
+  for (uint64_t i = lo; i < hi_excl; i++) {
+    struct ls_trace_record *r = &ls_g.recs[i];
+    if (r->tid != me || r->aux1 != group || !has_seq(ls_api_desc_of(r->api) ? ls_api_desc_of(r->api)->kind : 0) ||
+        __atomic_load_n(&r->state, __ATOMIC_ACQUIRE) != LS_REC_RETURNED)
+      continue;
+    if (!launched || r->rc != 0 || !ls_dev_available()) {
+      if (launched && r->rc == 0)
+        ls_rec_set_flags(r, LS_REC_NO_DEVICE);
+      __atomic_store_n(&r->wtag, LS_WTAG_NONE, __ATOMIC_RELEASE);
+      continue;
+    }
+    unsigned k = 0;
+    while (k < ns && streams[k] != r->stream)
+      k++;
+    if (k == ns) {
+      if (ns == MAXS) { /* more streams than we track: leave it unwatched */
+        __atomic_store_n(&r->wtag, LS_WTAG_NONE, __ATOMIC_RELEASE);
+        continue;
+      }
+      streams[ns] = r->stream;
+      tags[ns] = ls_dev_cover(r->stream, lo, hi_excl ? hi_excl - 1 : 0);
+      ns++;
+    }
+    if (tags[k]) {
+      __atomic_store_n(&r->wtag, tags[k], __ATOMIC_RELEASE);
+      ls_rec_set_flags(r, LS_REC_EVENT_RECORDED);
+    } else {
+      __atomic_store_n(&r->wtag, LS_WTAG_NONE, __ATOMIC_RELEASE);
+    }
+  }
+  for (unsigned k = 0; k < ns; k++)
+    if (tags[k])
+      ls_dev_arm(tags[k]);
+}
+
+void ls_call_exit(struct ls_call *c, int64_t rc) {
+  struct ls_trace_record *r = c->rec;
+  uint16_t fam = ls_api_family(c->api);
+  int device_family = fam == LS_FAMILY_NCCL;
+  if (r) {
+    r->rc = (int32_t)rc;
+    r->t_exit_ns = c->t_exit;
+    if (has_seq(c->kind)) {
+      if (!device_family) {
+        if (!(r->flags & LS_REC_NONBLOCKING) && rc == 0) {
+          r->t_complete_ns = c->t_exit;
+          r->flags |= LS_REC_COMPLETED;
+        }
+        r->wtag = LS_WTAG_NONE;
+      } else if (rc != 0) {
+        r->wtag = LS_WTAG_NONE; /* not enqueued (or in progress in the background) */
+      }
+    }
+    __atomic_store_n(&r->state, LS_REC_RETURNED, __ATOMIC_RELEASE);
+  }
+  switch (c->kind) {
+  case LS_KIND_GROUP_START:
+    if (rc == 0) {
+      if (tl_depth == 0) {
+        tl_group = __atomic_add_fetch(&g_group_counter, 1, __ATOMIC_RELAXED);
+        tl_group_lo = r ? c->index : __atomic_load_n(&ls_g.hdr->nrecords, __ATOMIC_RELAXED);
+      }
+      tl_depth++;
+    }
+    if (r)
+      r->aux1 = tl_group;
+    break;
+  case LS_KIND_GROUP_END:
+    /* NCCL: depth 0 -> ncclInvalidUsage and no change; otherwise the depth drops
+     * whatever the result (a stored error is returned by the outermost end). */
+    if (c->depth > 0 && tl_depth > 0) {
+      tl_depth--;
+      if (tl_depth == 0) {
+        if (r) {
+          r->aux1 = tl_group;
+          ls_rec_set_flags(r, LS_REC_OUTER_GROUP_END);
+        }
+        if (device_family) {
+          uint64_t hi = r ? c->index : __atomic_load_n(&ls_g.hdr->nrecords, __ATOMIC_RELAXED);
+          cover_group(tl_group_lo, hi, tl_group, rc == 0 && c->sub != LS_SUB_SIMULATE);
+        }
+      }
+    }
+    break;
+  case LS_KIND_COLLECTIVE:
+  case LS_KIND_P2P:
+    if (device_family && r && rc == 0 && c->depth == 0) {
+      if (ls_dev_available()) {
+        uint32_t tag = ls_dev_cover(c->args.stream, c->index, c->index);
+        if (tag) {
+          __atomic_store_n(&r->wtag, tag, __ATOMIC_RELEASE);
+          ls_rec_set_flags(r, LS_REC_EVENT_RECORDED);
+          ls_dev_arm(tag);
+        } else {
+          __atomic_store_n(&r->wtag, LS_WTAG_NONE, __ATOMIC_RELEASE);
+        }
+      } else {
+        ls_rec_set_flags(r, LS_REC_NO_DEVICE);
+        __atomic_store_n(&r->wtag, LS_WTAG_NONE, __ATOMIC_RELEASE);
+      }
+    }
+    break;
+  default:
+    break;
+  }
+  tl_guard = 0;
+}
+
+/* Only the calling thread's guard: used by lockstep's own threads so nothing they do
+ * (e.g. the watchdog's ncclCommAbort) is recorded or recursed into. */
+void ls_guard_thread(void) { tl_guard = 1; }

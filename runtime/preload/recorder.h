@@ -1,0 +1,130 @@
+/* recorder.h — the internal API of liblockstep's recorder, shared by the generated
+ * wrappers (NCCL now, PMPI later) and the family hooks (nccl_hooks.c, mpi hooks).
+ * Everything here has hidden visibility: only interposed entry points leave the .so.
+ *
+ * A wrapper does, in this order (never a lock across the real call):
+ *   ls_call_begin()     guard + off-switch check, enter timestamp   (no record yet)
+ *   fill c.args         argument values by role (generated)
+ *   <family>_pre(&c)    ls_call_enter(): claims a record slot, fills the fingerprint,
+ *                       publishes it as LS_REC_ENTERED so a hang is visible
+ *   rc = real(...)      arguments and result untouched
+ *   <family>_post(&c,rc) ls_call_exit(): exit timestamp, rc, LS_REC_RETURNED, then
+ *                       comm registration / group bookkeeping / completion events
+ * Non-goals: symbolizing, formatting, comparing — those live in the tools. */
+#ifndef LOCKSTEP_RECORDER_H
+#define LOCKSTEP_RECORDER_H
+
+#include <stdint.h>
+
+#include "trace_format.h"
+
+#define LS_HIDDEN __attribute__((visibility("hidden")))
+#define LS_EXPORT __attribute__((visibility("default")))
+
+/* Any argument (integer, enum or pointer; MPI handles may be either) as int64. */
+#define LS_I64(x) ((int64_t)(intptr_t)(x))
+
+/* An entry of a family's api table, generated from rules/<family>.json. */
+struct ls_api_desc {
+  const char *name; /* C symbol, e.g. "ncclAllReduce" */
+  const char *op;   /* protocol name ("allreduce"), or NULL */
+  uint16_t kind;    /* enum ls_api_kind */
+  uint16_t sub;     /* family-specific refinement of kind (LS_SUB_*) */
+};
+#define LS_SUB_NONE 0
+#define LS_SUB_INIT_ALL 1  /* comm_init_all */
+#define LS_SUB_SHRINK 2    /* comm_split that excludes ranks (ncclCommShrink) */
+#define LS_SUB_SCALABLE 3  /* comm_init with an array of unique ids */
+#define LS_SUB_SIMULATE 4  /* group_end that only simulates (ncclGroupSimulateEnd) */
+#define LS_SUB_REVOKE 5    /* comm_revoke */
+
+/* Registers a family's table (called from a generated constructor); returns the api id
+ * of its first entry. Ids are indices into the trace's api table. The table must be
+ * static (it is referenced, not copied). */
+LS_HIDDEN uint16_t ls_api_register(const struct ls_api_desc *apis, unsigned n, uint16_t family);
+#define LS_API_UNREGISTERED 0xffffu
+
+/* Argument values by role (rules/SCHEMA.md); a wrapper fills the roles it has. */
+struct ls_args {
+  int64_t count, dtype, redop, root, peer;
+  int64_t nranks, rank, color, key, exclude_count, nid;
+  const void *comm;          /* role comm: the handle value */
+  void *out_comm;            /* role out_comm / out_comm_array: pointer to handle(s) */
+  const void *unique_id;     /* role unique_id / unique_id_array: pointer to the id bytes */
+  const void *exclude_ranks; /* role exclude_ranks: const int* */
+  void *out_async_state;     /* role out_async_state: ncclResult_t* */
+  const void *config;        /* role config */
+  uint64_t stream;           /* role stream */
+  int64_t request;           /* role request (MPI), handle or pointer */
+};
+
+struct ls_comm; /* a communicator the recorder knows (recorder.c) */
+
+/* One interposed call in flight; lives on the wrapper's stack. */
+struct ls_call {
+  uint16_t api;       /* trace api id */
+  uint16_t kind, sub; /* copied from the desc */
+  int depth;          /* thread's group depth at entry */
+  uint64_t t_enter;
+  uint64_t t_exit;    /* set by the wrapper right after the real call returns */
+  const void *site;   /* return address into the caller */
+  struct ls_trace_record *rec; /* NULL when the trace is full */
+  uint64_t index;     /* record index (valid when rec != NULL) */
+  struct ls_comm *comm; /* set by ls_call_enter from args.comm unless a hook set it */
+  uint64_t aux0, aux1;  /* copied into the record by ls_call_enter (kind-specific) */
+  uint64_t h0;          /* scratch for the family hook between pre and post */
+  struct ls_args args;
+};
+
+/* Returns 0 when this call must pass straight through (LOCKSTEP_DISABLE, recursion
+ * from inside a wrapper on this thread, or initialization failed); then nothing else
+ * may be called for it. Otherwise the per-thread guard is held until ls_call_exit. */
+LS_HIDDEN int ls_call_begin(struct ls_call *c, uint16_t api, const void *site);
+/* Claims and publishes the record (LS_REC_ENTERED). c->comm, when set, gives
+ * comm_id/rank/size and, for collective/p2p kinds, the next sequence number. */
+LS_HIDDEN void ls_call_enter(struct ls_call *c);
+/* rc, c->t_exit, LS_REC_RETURNED; group depth bookkeeping for group kinds
+ * (mirrors NCCL: start increments, an end decrements unless the depth was 0); device
+ * completion events after an outermost group end or an ungrouped collective; then
+ * releases the guard. */
+LS_HIDDEN void ls_call_exit(struct ls_call *c, int64_t rc);
+
+/* Communicators. Identity `id` must be equal on every rank of the communicator and
+ * must not depend on anything that differs per rank (an ncclCommSplit key does). */
+LS_HIDDEN uint64_t ls_hash_bytes(uint64_t seed, const void *p, uint64_t n);
+LS_HIDDEN uint64_t ls_hash_u64(uint64_t seed, uint64_t v);
+/* Registers (or re-registers, when a handle value is reused) a handle; rank/size -1
+ * when not known yet (ls_comm_set_rank fills them later). Returns NULL when full. */
+LS_HIDDEN struct ls_comm *ls_comm_register(uint16_t family, const void *handle, uint64_t id,
+                                           int rank, int size);
+LS_HIDDEN struct ls_comm *ls_comm_lookup(const void *handle); /* lock-free; NULL if unknown */
+LS_HIDDEN void ls_comm_set_rank(struct ls_comm *cm, int rank, int size);
+LS_HIDDEN int ls_comm_rank_known(const struct ls_comm *cm);
+LS_HIDDEN uint64_t ls_comm_id(const struct ls_comm *cm);
+LS_HIDDEN uint64_t ls_comm_next_split(struct ls_comm *cm); /* ordinal of a split on cm */
+LS_HIDDEN void ls_comm_mark_dead(struct ls_comm *cm);       /* destroyed or aborted */
+
+/* Completion hook for families that complete calls without CUDA events (MPI_Wait):
+ * marks record `index` complete now. */
+LS_HIDDEN void ls_rec_complete(uint64_t index);
+/* Appends the process's loaded modules to the trace's module table (not hot path). */
+LS_HIDDEN void ls_modules_refresh(void);
+/* The trace record for an index (NULL if out of range); for hooks that patch fields
+ * after the call (e.g. the identity of a communicator created by the call). */
+LS_HIDDEN struct ls_trace_record *ls_rec_at(uint64_t index);
+
+/* Real-function lookup: dlsym(RTLD_NEXT), then the named library if it was loaded
+ * RTLD_LOCAL (PyTorch's libnccl.so.2). Cached by the caller in `*slot`. */
+LS_HIDDEN void *ls_real_lookup(void *volatile *slot, const char *name, const char *soname);
+
+/* Family hooks the watchdog uses to abort a communicator (policy abort). */
+typedef int (*ls_abort_fn)(const void *handle);
+LS_HIDDEN void ls_set_abort_hook(uint16_t family, ls_abort_fn fn);
+/* For a comm without a known rank/size: family query, called lazily off the fast path. */
+typedef void (*ls_rank_query_fn)(const void *handle, int *rank, int *size);
+LS_HIDDEN void ls_set_rank_query_hook(uint16_t family, ls_rank_query_fn fn);
+
+/* Monotonic nanoseconds. */
+LS_HIDDEN uint64_t ls_now_ns(void);
+
+#endif

@@ -1,0 +1,161 @@
+/* watchdog.c — lockstep's one thread: it polls device completion events and keeps a
+ * low-water mark on the oldest sequenced call (collective or send/recv) that has not
+ * completed on the device (or not returned). Past LOCKSTEP_TIMEOUT it syncs the trace,
+ * prints one line to stderr and applies LOCKSTEP_POLICY:
+ *   report (default)  keep running, the trace and the message are the result
+ *   abort             ncclCommAbort on that communicator, through the real function
+ *   exit              _exit(86) (LS_EXIT_CODE), distinct from any NCCL or MPI code
+ * The thread never takes a lock an application thread holds across a call. */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+static int g_started;
+static uint64_t g_lowwater;
+
+static int pending(const struct ls_trace_record *r) {
+  uint32_t st = __atomic_load_n(&r->state, __ATOMIC_ACQUIRE);
+  if (st == LS_REC_FREE)
+    return -1; /* claimed, not yet written: its writer is about to publish it */
+  if (r->seq == LS_NO_SEQ)
+    return 0;
+  if (st == LS_REC_ENTERED)
+    return 1; /* not returned yet */
+  if (r->rc != 0)
+    return 0;
+  uint16_t f = ls_rec_flags(r);
+  if (f & LS_REC_COMPLETED)
+    return 0;
+  if (f & LS_REC_NONBLOCKING)
+    return 1;
+  uint32_t tag = __atomic_load_n(&r->wtag, __ATOMIC_ACQUIRE);
+  return tag != LS_WTAG_NONE; /* pending: awaiting an outer group end or an event */
+}
+
+static const char *api_name(uint16_t api) {
+  const struct ls_api_desc *d = ls_api_desc_of(api);
+  return d ? d->name : "?";
+}
+
+/* Highest seq on `comm` whose completion was observed (returned, for families that
+ * complete on return); -1 if none. A scan, but only when the watchdog fires. */
+static int64_t last_completed(uint64_t comm) {
+  int64_t best = -1;
+  uint64_t lim = ls_rec_limit();
+  for (uint64_t i = 0; i < lim; i++) {
+    const struct ls_trace_record *r = &ls_g.recs[i];
+    if (r->comm_id == comm && r->seq != LS_NO_SEQ && (ls_rec_flags(r) & LS_REC_COMPLETED) &&
+        (int64_t)r->seq > best)
+      best = (int64_t)r->seq;
+  }
+  return best;
+}
+
+static void fire(uint64_t index, struct ls_trace_record *r, uint64_t now) {
+  ls_rec_set_flags(r, LS_REC_TIMED_OUT);
+  __atomic_fetch_or(&ls_g.hdr->flags, LS_TRACE_F_WATCHDOG, __ATOMIC_RELEASE);
+  uint64_t ei;
+  struct ls_trace_record *e = ls_rec_claim(&ei);
+  if (e) { /* the report itself, in the trace */
+    e->api = ls_g.watchdog_api;
+    e->comm_id = r->comm_id;
+    e->seq = LS_NO_SEQ;
+    e->dtype = e->redop = e->root_or_peer = LS_NO_VALUE;
+    e->comm_rank = r->comm_rank;
+    e->comm_size = r->comm_size;
+    e->t_enter_ns = e->t_exit_ns = now;
+    e->aux0 = index;
+    e->aux1 = (uint64_t)ls_g.policy;
+    e->wtag = LS_WTAG_NONE;
+    __atomic_store_n(&e->state, LS_REC_RETURNED, __ATOMIC_RELEASE);
+  }
+  ls_trace_sync();
+  int64_t last = last_completed(r->comm_id);
+  char lastbuf[32];
+  if (last >= 0)
+    snprintf(lastbuf, sizeof lastbuf, "%lld", (long long)last);
+  else
+    snprintf(lastbuf, sizeof lastbuf, "none");
+  char msg[512];
+  int n = snprintf(msg, sizeof msg,
+                   "lockstep: rank %d: seq %llu %s on comm %016llx not complete after %.1f s; "
+                   "last completed seq %s\n",
+                   r->comm_rank, (unsigned long long)r->seq, api_name(r->api),
+                   (unsigned long long)r->comm_id, (double)(now - r->t_enter_ns) / 1e9, lastbuf);
+  if (n > 0)
+    (void)!write(2, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
+  if (ls_g.policy == LS_POLICY_EXIT)
+    _exit(LS_EXIT_CODE);
+  if (ls_g.policy == LS_POLICY_ABORT) {
+    uint16_t fam = 0;
+    const void *h = ls_comm_handle_by_id(r->comm_id, &fam);
+    ls_abort_fn fn = ls_abort_hook_for(fam);
+    if (h && fn)
+      fn(h);
+  }
+}
+
+static void *watchdog_main(void *arg) {
+  (void)arg;
+  ls_guard_thread();
+  struct timespec ts = {(time_t)(ls_g.poll_ms / 1000), (long)(ls_g.poll_ms % 1000) * 1000000L};
+  for (;;) {
+    nanosleep(&ts, NULL);
+    if (!ls_g.hdr)
+      return NULL;
+    ls_dev_poll();
+    uint64_t lim = ls_rec_limit();
+    uint64_t i = g_lowwater;
+    while (i < lim) {
+      int p = pending(&ls_g.recs[i]);
+      if (p != 0)
+        break;
+      i++;
+    }
+    g_lowwater = i;
+    if (!ls_g.timeout_ns)
+      continue;
+    /* The oldest pending call; a claimed-but-unwritten slot (-1) is skipped this tick. */
+    for (; i < lim; i++) {
+      struct ls_trace_record *r = &ls_g.recs[i];
+      int p = pending(r);
+      if (p <= 0)
+        continue;
+      uint64_t now = ls_now_ns();
+      if (!(ls_rec_flags(r) & LS_REC_TIMED_OUT) && now - r->t_enter_ns > ls_g.timeout_ns)
+        fire(i, r, now);
+      break;
+    }
+  }
+  return NULL;
+}
+
+void ls_watchdog_start(void) {
+  if (__atomic_exchange_n(&g_started, 1, __ATOMIC_ACQ_REL))
+    return;
+  g_lowwater = 0;
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  pthread_attr_setstacksize(&attr, 256 * 1024);
+  /* Signals belong to the application's threads, not to ours. */
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  pthread_t t;
+  if (pthread_create(&t, &attr, watchdog_main, NULL) != 0)
+    __atomic_store_n(&g_started, 0, __ATOMIC_RELEASE);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  pthread_attr_destroy(&attr);
+}
+
+void ls_watchdog_reset_after_fork(void) {
+  g_started = 0;
+  g_lowwater = 0;
+}

@@ -1,0 +1,41 @@
+# tests/runtime.cmake — CPU tests of liblockstep.so against a stand-in libnccl.so.2
+# and a fake libcuda.so.1 (test doubles built here). Each test is a shell script run
+# by ctest with a timeout; the scripts get every path through the environment.
+set(LS_RT_DIR ${CMAKE_CURRENT_SOURCE_DIR}/runtime)
+set(LS_RT_BIN ${CMAKE_CURRENT_BINARY_DIR}/runtime)
+
+add_library(ls_standin_nccl SHARED ${LS_RT_DIR}/standin/standin_nccl.c)
+set_target_properties(ls_standin_nccl PROPERTIES OUTPUT_NAME nccl SOVERSION 2 VERSION 2.28.0
+  C_VISIBILITY_PRESET hidden LIBRARY_OUTPUT_DIRECTORY ${LS_RT_BIN}/standin)
+target_include_directories(ls_standin_nccl PRIVATE ${PROJECT_SOURCE_DIR}/runtime/preload)
+
+# Its own folder: tests choose whether dlopen("libcuda.so.1") finds it (LD_LIBRARY_PATH).
+add_library(ls_fake_cuda SHARED ${LS_RT_DIR}/standin/fake_cuda.c)
+set_target_properties(ls_fake_cuda PROPERTIES OUTPUT_NAME cuda SOVERSION 1 VERSION 1
+  C_VISIBILITY_PRESET hidden LIBRARY_OUTPUT_DIRECTORY ${LS_RT_BIN}/fakecuda)
+target_include_directories(ls_fake_cuda PRIVATE ${PROJECT_SOURCE_DIR}/runtime/preload)
+
+add_executable(ls_prog_nccl ${LS_RT_DIR}/prog_nccl.c)
+set_target_properties(ls_prog_nccl PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${LS_RT_BIN})
+target_include_directories(ls_prog_nccl PRIVATE ${PROJECT_SOURCE_DIR}/runtime/preload)
+target_compile_options(ls_prog_nccl PRIVATE ${LOCKSTEP_WARNINGS} -Wno-missing-prototypes)
+target_link_libraries(ls_prog_nccl PRIVATE ls_standin_nccl Threads::Threads)
+
+add_executable(ls_trace_dump ${LS_RT_DIR}/trace_dump.c)
+set_target_properties(ls_trace_dump PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${LS_RT_BIN})
+target_include_directories(ls_trace_dump PRIVATE ${PROJECT_SOURCE_DIR}/runtime)
+target_compile_options(ls_trace_dump PRIVATE ${LOCKSTEP_WARNINGS})
+
+set(LS_RT_ENV
+  "LS_LIB=$<TARGET_FILE:lockstep_preload>"
+  "LS_PROG=$<TARGET_FILE:ls_prog_nccl>"
+  "LS_DUMP=$<TARGET_FILE:ls_trace_dump>"
+  "LS_BIN=$<TARGET_FILE:lockstep>"
+  "LS_FAKECUDA=${LS_RT_BIN}/fakecuda"
+  "LS_TMPROOT=${LS_RT_BIN}/tmp")
+
+foreach(t preload_silent rc_passthrough depth groups threads identity sigkill
+          watchdog_report watchdog_abort watchdog_exit run_cmd disable overflow)
+  add_test(NAME runtime_${t} COMMAND sh ${LS_RT_DIR}/t_${t}.sh)
+  set_tests_properties(runtime_${t} PROPERTIES TIMEOUT 60 ENVIRONMENT "${LS_RT_ENV}")
+endforeach()

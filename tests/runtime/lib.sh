@@ -1,0 +1,27 @@
+# lib.sh — shared helpers of the recorder's shell tests (sourced). ctest provides
+# LS_LIB, LS_PROG, LS_DUMP, LS_BIN, LS_FAKECUDA, LS_TMPROOT (tests/runtime.cmake).
+set -u
+NAME=$(basename "$0" .sh)
+T="$LS_TMPROOT/$NAME"
+rm -rf "$T"
+mkdir -p "$T"
+unset LD_PRELOAD LOCKSTEP_DISABLE LOCKSTEP_TIMEOUT LOCKSTEP_POLICY LOCKSTEP_TRACE_CAPACITY \
+      LS_FAKE_CUDA_NEVER LS_FAKE_CUDA_DELAY_MS LS_FAKE_CUDA_COMPLETE_FIRST LS_FAKE_CUDA_LOG \
+      RANK WORLD_SIZE OMPI_COMM_WORLD_RANK 2>/dev/null || true
+export LOCKSTEP_TRACE_DIR="$T/traces"
+
+fail() {
+  echo "FAIL ($NAME): $*" >&2
+  exit 1
+}
+
+# the single trace file in $LOCKSTEP_TRACE_DIR (or $1)
+one_trace() {
+  d=${1:-$LOCKSTEP_TRACE_DIR}
+  n=$(ls "$d"/*.lstrace 2>/dev/null | wc -l)
+  [ "$n" -eq 1 ] || fail "expected one trace in $d, found $n"
+  ls "$d"/*.lstrace
+}
+
+# value of key=... on a dump line read from stdin
+kv() { sed -n "s/.* $1=\\([^ ]*\\).*/\\1/p"; }

@@ -1,0 +1,267 @@
+/* prog_nccl.c — NCCL test program for the recorder's CPU tests, linked against the
+ * stand-in libnccl.so.2 (a test double). One process is one rank: RANK and
+ * WORLD_SIZE come from the environment (default 0 / 1); the unique id is derived
+ * from LS_TEST_UID so ranks started separately share a communicator identity.
+ *   prog_nccl basic | rc | threads [T N] | split | hang [SEC] | loop N [USEC]
+ * Every scenario checks the return codes it expects and exits 1 on a surprise; `rc`
+ * also prints "rc <label> <value>" lines so a test can diff runs with and without
+ * liblockstep preloaded. */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "nccl_abi.h"
+
+ncclResult_t ncclAllReduce(const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t, cudaStream_t);
+ncclResult_t ncclBroadcast(const void *, void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t);
+ncclResult_t ncclBcast(void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t);
+ncclResult_t ncclReduce(const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, int, ncclComm_t, cudaStream_t);
+ncclResult_t ncclAllGather(const void *, void *, size_t, ncclDataType_t, ncclComm_t, cudaStream_t);
+ncclResult_t ncclReduceScatter(const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t, cudaStream_t);
+ncclResult_t ncclAlltoAll(const void *, void *, size_t, ncclDataType_t, ncclComm_t, cudaStream_t);
+ncclResult_t ncclGather(const void *, void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t);
+ncclResult_t ncclScatter(const void *, void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t);
+ncclResult_t ncclSend(const void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t);
+ncclResult_t ncclRecv(void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t);
+ncclResult_t ncclGroupStart(void);
+ncclResult_t ncclGroupEnd(void);
+ncclResult_t ncclGroupSimulateEnd(ncclSimInfo_t *);
+ncclResult_t ncclGetUniqueId(ncclUniqueId *);
+ncclResult_t ncclCommInitRank(ncclComm_t *, int, ncclUniqueId, int);
+ncclResult_t ncclCommInitRankConfig(ncclComm_t *, int, ncclUniqueId, int, ncclConfig_t *);
+ncclResult_t ncclCommInitAll(ncclComm_t *, int, const int *);
+ncclResult_t ncclCommSplit(ncclComm_t, int, int, ncclComm_t *, ncclConfig_t *);
+ncclResult_t ncclCommShrink(ncclComm_t, int *, int, ncclComm_t *, ncclConfig_t *, int);
+ncclResult_t ncclCommFinalize(ncclComm_t);
+ncclResult_t ncclCommDestroy(ncclComm_t);
+ncclResult_t ncclCommAbort(ncclComm_t);
+ncclResult_t ncclCommGetAsyncError(ncclComm_t, ncclResult_t *);
+ncclResult_t ncclCommCount(const ncclComm_t, int *);
+ncclResult_t ncclCommUserRank(const ncclComm_t, int *);
+ncclResult_t ncclCommCuDevice(const ncclComm_t, int *);
+int lsStandinAbortCount(void);
+
+#define F32 ((ncclDataType_t)7)
+#define SUM ((ncclRedOp_t)0)
+#define S ((cudaStream_t)(uintptr_t)0x5000)
+
+static int rank, world;
+static int failures;
+
+static void expect(const char *label, ncclResult_t got, ncclResult_t want) {
+  if (got != want) {
+    fprintf(stderr, "prog_nccl: %s returned %d, expected %d\n", label, (int)got, (int)want);
+    failures++;
+  }
+}
+
+static ncclUniqueId uid(const char *suffix) {
+  ncclUniqueId id;
+  memset(&id, 0, sizeof id);
+  const char *base = getenv("LS_TEST_UID");
+  snprintf(id.internal, sizeof id.internal, "%s/%s", base ? base : "lockstep-test", suffix);
+  return id;
+}
+
+static ncclComm_t init(const char *name) {
+  ncclComm_t c = NULL;
+  expect("ncclCommInitRank", ncclCommInitRank(&c, world, uid(name), rank), ncclSuccess);
+  return c;
+}
+
+static float buf[64];
+
+static void basic(void) {
+  ncclComm_t c = init("world");
+  expect("ncclAllReduce", ncclAllReduce(buf, buf, 8, F32, SUM, c, S), ncclSuccess);
+  expect("ncclBroadcast", ncclBroadcast(buf, buf, 4, F32, 0, c, S), ncclSuccess);
+  expect("ncclGroupStart", ncclGroupStart(), ncclSuccess);
+  expect("ncclSend", ncclSend(buf, 2, F32, (rank + 1) % world, c, S), ncclSuccess);
+  expect("ncclRecv", ncclRecv(buf, 2, F32, (rank + world - 1) % world, c, S), ncclSuccess);
+  expect("ncclGroupEnd", ncclGroupEnd(), ncclSuccess);
+  expect("ncclReduce", ncclReduce(buf, buf, 3, F32, SUM, 0, c, S), ncclSuccess);
+  expect("ncclAllGather", ncclAllGather(buf, buf, 1, F32, c, S), ncclSuccess);
+  expect("ncclReduceScatter", ncclReduceScatter(buf, buf, 1, F32, SUM, c, S), ncclSuccess);
+  expect("ncclAlltoAll", ncclAlltoAll(buf, buf, 1, F32, c, S), ncclSuccess);
+  expect("ncclGather", ncclGather(buf, buf, 1, F32, 0, c, S), ncclSuccess);
+  expect("ncclScatter", ncclScatter(buf, buf, 1, F32, 0, c, S), ncclSuccess);
+  expect("ncclBcast", ncclBcast(buf, 5, F32, 0, c, S), ncclSuccess);
+  ncclResult_t st = ncclNumResults;
+  int n = -1, r = -1, d = -1;
+  expect("ncclCommGetAsyncError", ncclCommGetAsyncError(c, &st), ncclSuccess);
+  expect("async state", st, ncclSuccess);
+  expect("ncclCommCount", ncclCommCount(c, &n), ncclSuccess);
+  expect("ncclCommUserRank", ncclCommUserRank(c, &r), ncclSuccess);
+  expect("ncclCommCuDevice", ncclCommCuDevice(c, &d), ncclSuccess);
+  if (n != world || r != rank)
+    failures++;
+  expect("ncclCommFinalize", ncclCommFinalize(c), ncclSuccess);
+  expect("ncclCommDestroy", ncclCommDestroy(c), ncclSuccess);
+}
+
+static ncclResult_t show(const char *label, ncclResult_t got, ncclResult_t want) {
+  printf("rc %s %d\n", label, (int)got);
+  expect(label, got, want);
+  return got;
+}
+
+static void rc_classes(void) {
+  ncclComm_t c = init("rc");
+  /* depth 0 GroupEnd */
+  show("groupend_depth0", ncclGroupEnd(), ncclInvalidUsage);
+  /* invalid root inside a group: returned by the call and again by the outer end */
+  show("group_start", ncclGroupStart(), ncclSuccess);
+  show("bcast_bad_root_in_group", ncclBroadcast(buf, buf, 1, F32, world, c, S), ncclInvalidArgument);
+  show("group_end_stored_error", ncclGroupEnd(), ncclInvalidArgument);
+  /* nested groups: only the outermost end launches */
+  show("nest_start1", ncclGroupStart(), ncclSuccess);
+  show("nest_allreduce", ncclAllReduce(buf, buf, 2, F32, SUM, c, S), ncclSuccess);
+  show("nest_start2", ncclGroupStart(), ncclSuccess);
+  show("nest_send", ncclSend(buf, 1, F32, 0, c, S), ncclSuccess);
+  show("nest_end2", ncclGroupEnd(), ncclSuccess);
+  show("nest_end1", ncclGroupEnd(), ncclSuccess);
+  /* ungrouped argument errors */
+  show("allreduce_bad_dtype", ncclAllReduce(buf, buf, 2, (ncclDataType_t)99, SUM, c, S), ncclInvalidArgument);
+  show("allreduce_null_comm", ncclAllReduce(buf, buf, 2, F32, SUM, NULL, S), ncclInvalidArgument);
+  show("count_null_out", ncclCommCount(c, NULL), ncclInvalidArgument);
+  show("async_null_comm", ncclCommGetAsyncError(NULL, NULL), ncclInvalidArgument);
+  show("init_bad_rank", ncclCommInitRank(&(ncclComm_t){0}, world, uid("bad"), world + 3), ncclInvalidArgument);
+  /* split with no color */
+  ncclComm_t none = (ncclComm_t)(uintptr_t)1;
+  show("split_nocolor", ncclCommSplit(c, NCCL_SPLIT_NOCOLOR, rank, &none, NULL), ncclSuccess);
+  if (none != NULL)
+    failures++;
+  /* simulate end */
+  show("sim_start", ncclGroupStart(), ncclSuccess);
+  show("sim_allreduce", ncclAllReduce(buf, buf, 2, F32, SUM, c, S), ncclSuccess);
+  show("sim_end", ncclGroupSimulateEnd(NULL), ncclSuccess);
+  /* non-blocking communicator: in progress, then success via GetAsyncError */
+  ncclConfig_t cfg = {sizeof(ncclConfig_t), 0, 0, 0};
+  ncclComm_t nb = NULL;
+  show("nb_init", ncclCommInitRankConfig(&nb, world, uid("nb"), rank, &cfg), ncclInProgress);
+  ncclResult_t st = ncclInProgress;
+  int npolls = 0;
+  while (st == ncclInProgress && npolls < 100) {
+    show("nb_poll", ncclCommGetAsyncError(nb, &st), ncclSuccess);
+    npolls++;
+  }
+  show("nb_state", st, ncclSuccess);
+  show("nb_allreduce", ncclAllReduce(buf, buf, 2, F32, SUM, nb, S), ncclSuccess);
+  show("nb_finalize", ncclCommFinalize(nb), ncclInProgress);
+  st = ncclInProgress;
+  while (st == ncclInProgress && npolls < 200) {
+    ncclCommGetAsyncError(nb, &st);
+    npolls++;
+  }
+  show("nb_destroy", ncclCommDestroy(nb), ncclSuccess);
+  show("abort", ncclCommAbort(c), ncclSuccess);
+}
+
+static int nthreads = 4, niters = 200;
+static long sleep_us; /* LS_TEST_SLEEP_US: pause per iteration, lets the watchdog poll */
+static void *thread_main(void *arg) {
+  char name[32];
+  snprintf(name, sizeof name, "thread%ld", (long)(intptr_t)arg);
+  ncclComm_t c = init(name);
+  for (int i = 0; i < niters; i++) {
+    if (sleep_us)
+      usleep((useconds_t)sleep_us);
+    if (i % 10 == 0) {
+      ncclGroupStart();
+      ncclSend(buf, (size_t)i, F32, 0, c, S);
+      ncclRecv(buf, (size_t)i, F32, 0, c, S);
+      expect("ncclGroupEnd", ncclGroupEnd(), ncclSuccess);
+    } else {
+      expect("ncclAllReduce", ncclAllReduce(buf, buf, (size_t)i, F32, SUM, c, S), ncclSuccess);
+    }
+  }
+  ncclCommDestroy(c);
+  return NULL;
+}
+
+static void threads(void) {
+  pthread_t t[64];
+  if (nthreads > 64)
+    nthreads = 64;
+  for (long i = 0; i < nthreads; i++)
+    pthread_create(&t[i], NULL, thread_main, (void *)(intptr_t)i);
+  for (int i = 0; i < nthreads; i++)
+    pthread_join(t[i], NULL);
+}
+
+static void split(void) {
+  ncclComm_t w = init("world"), a = NULL, b = NULL, s = NULL;
+  expect("ncclCommSplit", ncclCommSplit(w, rank % 2, rank, &a, NULL), ncclSuccess);
+  expect("ncclCommSplit", ncclCommSplit(w, rank % 2, -rank, &b, NULL), ncclSuccess);
+  expect("ncclAllReduce", ncclAllReduce(buf, buf, 1, F32, SUM, w, S), ncclSuccess);
+  expect("ncclAllReduce", ncclAllReduce(buf, buf, 2, F32, SUM, a, S), ncclSuccess);
+  expect("ncclAllReduce", ncclAllReduce(buf, buf, 3, F32, SUM, b, S), ncclSuccess);
+  int excl[1] = {world - 1};
+  if (world > 1) {
+    expect("ncclCommShrink", ncclCommShrink(w, excl, 1, &s, NULL, 0), ncclSuccess);
+    if (s)
+      expect("ncclAllReduce", ncclAllReduce(buf, buf, 4, F32, SUM, s, S), ncclSuccess);
+  }
+  ncclComm_t all[2];
+  expect("ncclCommInitAll", ncclCommInitAll(all, 2, NULL), ncclSuccess);
+  expect("ncclGroupStart", ncclGroupStart(), ncclSuccess);
+  for (int i = 0; i < 2; i++)
+    expect("ncclAllReduce", ncclAllReduce(buf, buf, 5, F32, SUM, all[i], S), ncclSuccess);
+  expect("ncclGroupEnd", ncclGroupEnd(), ncclSuccess);
+}
+
+static int hang(int secs) {
+  ncclComm_t c = init("hang");
+  expect("ncclAllReduce", ncclAllReduce(buf, buf, 8, F32, SUM, c, S), ncclSuccess);
+  usleep(200000);
+  expect("ncclAllReduce", ncclAllReduce(buf, buf, 16, F32, SUM, c, S), ncclSuccess);
+  for (int i = 0; i < secs * 20; i++) {
+    if (lsStandinAbortCount() > 0)
+      return 3;
+    usleep(50000);
+  }
+  return 0;
+}
+
+static void loop(long n, long usec) {
+  ncclComm_t c = init("loop");
+  for (long i = 0; i < n; i++) {
+    ncclAllReduce(buf, buf, (size_t)i, F32, SUM, c, S);
+    if (usec)
+      usleep((useconds_t)usec);
+  }
+}
+
+int main(int argc, char **argv) {
+  const char *r = getenv("RANK"), *w = getenv("WORLD_SIZE");
+  rank = r ? atoi(r) : 0;
+  const char *sl = getenv("LS_TEST_SLEEP_US");
+  sleep_us = sl ? atol(sl) : 0;
+  world = w ? atoi(w) : 1;
+  const char *what = argc > 1 ? argv[1] : "basic";
+  if (!strcmp(what, "basic"))
+    basic();
+  else if (!strcmp(what, "rc"))
+    rc_classes();
+  else if (!strcmp(what, "threads")) {
+    if (argc > 3) {
+      nthreads = atoi(argv[2]);
+      niters = atoi(argv[3]);
+    }
+    threads();
+  } else if (!strcmp(what, "split"))
+    split();
+  else if (!strcmp(what, "hang")) {
+    int code = hang(argc > 2 ? atoi(argv[2]) : 5);
+    return failures ? 1 : code;
+  } else if (!strcmp(what, "loop"))
+    loop(argc > 2 ? atol(argv[2]) : 1000, argc > 3 ? atol(argv[3]) : 0);
+  else {
+    fprintf(stderr, "prog_nccl: unknown scenario %s\n", what);
+    return 2;
+  }
+  return failures ? 1 : 0;
+}

@@ -1,0 +1,77 @@
+/* fake_cuda.c — a TEST DOUBLE of libcuda.so.1: just the driver calls liblockstep
+ * uses for device completion. An event completes LS_FAKE_CUDA_DELAY_MS after it was
+ * recorded, or never when LS_FAKE_CUDA_NEVER=1 (a collective another rank never
+ * joins); LS_FAKE_CUDA_COMPLETE_FIRST=N: only the first N recorded events ever
+ * complete (a later collective hangs). LS_FAKE_CUDA_LOG=FILE appends "record <stream> <monotonic ns>" per record,
+ * so tests can check events are recorded after the outermost ncclGroupEnd. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "nccl_abi.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+struct CUevent_st {
+  unsigned long long t;
+  int recorded;
+  int never;
+};
+static int nrecorded;
+
+static unsigned long long now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
+}
+
+EXPORT CUresult cuEventCreate(CUevent *e, unsigned flags);
+EXPORT CUresult cuEventCreate(CUevent *e, unsigned flags) {
+  *e = calloc(1, sizeof **e);
+  return *e ? LS_CUDA_SUCCESS : 2;
+}
+EXPORT CUresult cuEventRecord(CUevent e, CUstream s);
+EXPORT CUresult cuEventRecord(CUevent e, CUstream s) {
+  e->t = now_ns();
+  e->recorded = 1;
+  const char *first = getenv("LS_FAKE_CUDA_COMPLETE_FIRST");
+  e->never = first && __atomic_fetch_add(&nrecorded, 1, __ATOMIC_RELAXED) >= atoi(first);
+  const char *log = getenv("LS_FAKE_CUDA_LOG");
+  if (log) {
+    FILE *f = fopen(log, "a");
+    if (f) {
+      fprintf(f, "record %llu %llu\n", (unsigned long long)(uintptr_t)s, e->t);
+      fclose(f);
+    }
+  }
+  return LS_CUDA_SUCCESS;
+}
+EXPORT CUresult cuEventQuery(CUevent e);
+EXPORT CUresult cuEventQuery(CUevent e) {
+  const char *never = getenv("LS_FAKE_CUDA_NEVER");
+  if ((never && *never == '1') || e->never)
+    return LS_CUDA_ERROR_NOT_READY;
+  const char *d = getenv("LS_FAKE_CUDA_DELAY_MS");
+  unsigned long long delay = d ? strtoull(d, NULL, 10) * 1000000ull : 0;
+  if (!e->recorded || now_ns() >= e->t + delay)
+    return LS_CUDA_SUCCESS;
+  return LS_CUDA_ERROR_NOT_READY;
+}
+EXPORT CUresult cuEventDestroy_v2(CUevent e);
+EXPORT CUresult cuEventDestroy_v2(CUevent e) {
+  free(e);
+  return LS_CUDA_SUCCESS;
+}
+EXPORT CUresult cuCtxGetCurrent(CUcontext *c);
+EXPORT CUresult cuCtxGetCurrent(CUcontext *c) {
+  *c = (CUcontext)(uintptr_t)0x1000;
+  return LS_CUDA_SUCCESS;
+}
+EXPORT CUresult cuCtxSetCurrent(CUcontext c);
+EXPORT CUresult cuCtxSetCurrent(CUcontext c) { return LS_CUDA_SUCCESS; }
+EXPORT CUresult cuStreamGetCtx(CUstream s, CUcontext *c);
+EXPORT CUresult cuStreamGetCtx(CUstream s, CUcontext *c) {
+  *c = (CUcontext)(uintptr_t)0x1000;
+  return LS_CUDA_SUCCESS;
+}

@@ -1,0 +1,246 @@
+/* standin_nccl.c — a TEST DOUBLE of libnccl.so.2 for CPU-only tests (same SONAME).
+ * It mimics only what the recorder must pass through untouched: return codes,
+ * NCCL's thread-local group depth (depth 0 GroupEnd -> ncclInvalidUsage; an argument
+ * error inside a group is stored and returned again by the outermost GroupEnd),
+ * non-blocking communicators (ncclInProgress, then ncclSuccess via
+ * ncclCommGetAsyncError after LS_STANDIN_POLLS polls). It moves no data and knows
+ * nothing about other ranks: a split keeps the parent's rank and size. The real
+ * evidence for NCCL comes from gpu_tests/ on real GPUs. */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "nccl_abi.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+struct ncclComm {
+  int rank, nranks, blocking;
+  ncclResult_t async;
+  int polls_left;
+  int aborted;
+};
+
+static __thread int depth;
+static __thread ncclResult_t group_error;
+static int abort_count;
+
+static int polls(void) {
+  const char *p = getenv("LS_STANDIN_POLLS");
+  return p ? atoi(p) : 3;
+}
+
+/* NCCL's ncclGroupStartInternal / ncclGroupErrCheck / ncclGroupEndInternal. */
+static void start_internal(void) { depth++; }
+static ncclResult_t err_check(ncclResult_t r) {
+  if (depth > 0 && r != ncclSuccess && r != ncclInProgress)
+    group_error = r;
+  return r;
+}
+static ncclResult_t end_internal(void) {
+  if (depth == 0)
+    return ncclInvalidUsage;
+  if (--depth > 0)
+    return ncclSuccess;
+  ncclResult_t r = group_error;
+  group_error = ncclSuccess; /* cleanup of the whole group */
+  return r;
+}
+
+static ncclResult_t enqueue(ncclComm_t comm, long dtype, long redop, long root, long nr_check) {
+  ncclResult_t ret = ncclSuccess, r;
+  start_internal();
+  if (!comm)
+    ret = ncclInvalidArgument;
+  else if (dtype < 0 || dtype >= 12)
+    ret = ncclInvalidArgument;
+  else if (redop != -1 && (redop < 0 || redop >= 5))
+    ret = ncclInvalidArgument;
+  else if (nr_check && (root < 0 || root >= comm->nranks))
+    ret = ncclInvalidArgument;
+  err_check(ret);
+  if ((r = end_internal()) != ncclSuccess)
+    return r;
+  return ret;
+}
+
+EXPORT int lsStandinAbortCount(void);
+EXPORT int lsStandinAbortCount(void) { return __atomic_load_n(&abort_count, __ATOMIC_ACQUIRE); }
+
+#define COLL(name, params, check)                                                                  \
+  EXPORT ncclResult_t name params;                                                                 \
+  EXPORT ncclResult_t name params { return check; }
+
+COLL(ncclAllReduce, (const void *s, void *r, size_t n, ncclDataType_t t, ncclRedOp_t op, ncclComm_t c, cudaStream_t st),
+     enqueue(c, t, op, 0, 0))
+COLL(ncclBroadcast, (const void *s, void *r, size_t n, ncclDataType_t t, int root, ncclComm_t c, cudaStream_t st),
+     enqueue(c, t, -1, root, 1))
+COLL(ncclBcast, (void *b, size_t n, ncclDataType_t t, int root, ncclComm_t c, cudaStream_t st),
+     enqueue(c, t, -1, root, 1))
+COLL(ncclReduce, (const void *s, void *r, size_t n, ncclDataType_t t, ncclRedOp_t op, int root, ncclComm_t c, cudaStream_t st),
+     enqueue(c, t, op, root, 1))
+COLL(ncclAllGather, (const void *s, void *r, size_t n, ncclDataType_t t, ncclComm_t c, cudaStream_t st),
+     enqueue(c, t, -1, 0, 0))
+COLL(ncclReduceScatter, (const void *s, void *r, size_t n, ncclDataType_t t, ncclRedOp_t op, ncclComm_t c, cudaStream_t st),
+     enqueue(c, t, op, 0, 0))
+COLL(ncclAlltoAll, (const void *s, void *r, size_t n, ncclDataType_t t, ncclComm_t c, cudaStream_t st),
+     enqueue(c, t, -1, 0, 0))
+COLL(ncclGather, (const void *s, void *r, size_t n, ncclDataType_t t, int root, ncclComm_t c, cudaStream_t st),
+     enqueue(c, t, -1, root, 1))
+COLL(ncclScatter, (const void *s, void *r, size_t n, ncclDataType_t t, int root, ncclComm_t c, cudaStream_t st),
+     enqueue(c, t, -1, root, 1))
+COLL(ncclSend, (const void *s, size_t n, ncclDataType_t t, int peer, ncclComm_t c, cudaStream_t st),
+     enqueue(c, t, -1, peer, 1))
+COLL(ncclRecv, (void *r, size_t n, ncclDataType_t t, int peer, ncclComm_t c, cudaStream_t st),
+     enqueue(c, t, -1, peer, 1))
+
+EXPORT ncclResult_t ncclGroupStart(void);
+EXPORT ncclResult_t ncclGroupStart(void) {
+  start_internal();
+  return ncclSuccess;
+}
+EXPORT ncclResult_t ncclGroupEnd(void);
+EXPORT ncclResult_t ncclGroupEnd(void) { return end_internal(); }
+EXPORT ncclResult_t ncclGroupSimulateEnd(ncclSimInfo_t *sim);
+EXPORT ncclResult_t ncclGroupSimulateEnd(ncclSimInfo_t *sim) { return end_internal(); }
+
+EXPORT ncclResult_t ncclGetUniqueId(ncclUniqueId *id);
+EXPORT ncclResult_t ncclGetUniqueId(ncclUniqueId *id) {
+  if (!id)
+    return ncclInvalidArgument;
+  memset(id, 0, sizeof *id);
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  long v[3] = {(long)getpid(), (long)ts.tv_sec, ts.tv_nsec};
+  memcpy(id->internal, v, sizeof v);
+  return ncclSuccess;
+}
+
+static ncclResult_t make_comm(ncclComm_t *out, int nranks, int rank, const ncclConfig_t *cfg) {
+  if (!out)
+    return ncclInvalidArgument;
+  if (nranks < 1 || rank < 0 || rank >= nranks)
+    return ncclInvalidArgument;
+  struct ncclComm *c = calloc(1, sizeof *c); /* never freed: handles stay valid in tests */
+  c->rank = rank;
+  c->nranks = nranks;
+  c->blocking = !(cfg && cfg->blocking == 0);
+  *out = c;
+  if (!c->blocking) {
+    c->async = ncclInProgress;
+    c->polls_left = polls();
+    return ncclInProgress;
+  }
+  return ncclSuccess;
+}
+
+EXPORT ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId id, int rank);
+EXPORT ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId id, int rank) {
+  return make_comm(comm, nranks, rank, NULL);
+}
+EXPORT ncclResult_t ncclCommInitRankConfig(ncclComm_t *comm, int nranks, ncclUniqueId id, int rank,
+                                           ncclConfig_t *config);
+EXPORT ncclResult_t ncclCommInitRankConfig(ncclComm_t *comm, int nranks, ncclUniqueId id, int rank,
+                                           ncclConfig_t *config) {
+  return make_comm(comm, nranks, rank, config);
+}
+EXPORT ncclResult_t ncclCommInitRankScalable(ncclComm_t *comm, int nranks, int myrank, int nId,
+                                             ncclUniqueId *ids, ncclConfig_t *config);
+EXPORT ncclResult_t ncclCommInitRankScalable(ncclComm_t *comm, int nranks, int myrank, int nId,
+                                             ncclUniqueId *ids, ncclConfig_t *config) {
+  if (nId < 1 || !ids)
+    return ncclInvalidArgument;
+  return make_comm(comm, nranks, myrank, config);
+}
+EXPORT ncclResult_t ncclCommInitAll(ncclComm_t *comms, int ndev, const int *devlist);
+EXPORT ncclResult_t ncclCommInitAll(ncclComm_t *comms, int ndev, const int *devlist) {
+  if (!comms || ndev < 1)
+    return ncclInvalidArgument;
+  for (int i = 0; i < ndev; i++)
+    make_comm(&comms[i], ndev, i, NULL);
+  return ncclSuccess;
+}
+EXPORT ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t *newcomm,
+                                  ncclConfig_t *config);
+EXPORT ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t *newcomm,
+                                  ncclConfig_t *config) {
+  if (!comm || !newcomm)
+    return ncclInvalidArgument;
+  if (color == NCCL_SPLIT_NOCOLOR) {
+    *newcomm = NULL;
+    return ncclSuccess;
+  }
+  return make_comm(newcomm, comm->nranks, comm->rank, config);
+}
+EXPORT ncclResult_t ncclCommShrink(ncclComm_t comm, int *excl, int nexcl, ncclComm_t *newcomm,
+                                   ncclConfig_t *config, int flags);
+EXPORT ncclResult_t ncclCommShrink(ncclComm_t comm, int *excl, int nexcl, ncclComm_t *newcomm,
+                                   ncclConfig_t *config, int flags) {
+  if (!comm || !newcomm || nexcl < 0 || nexcl >= comm->nranks)
+    return ncclInvalidArgument;
+  int rank = comm->rank, below = 0;
+  for (int i = 0; i < nexcl; i++) {
+    if (excl[i] == rank) {
+      *newcomm = NULL;
+      return ncclSuccess;
+    }
+    below += excl[i] < rank;
+  }
+  return make_comm(newcomm, comm->nranks - nexcl, rank - below, config);
+}
+EXPORT ncclResult_t ncclCommFinalize(ncclComm_t comm);
+EXPORT ncclResult_t ncclCommFinalize(ncclComm_t comm) {
+  if (!comm)
+    return ncclInvalidArgument;
+  if (!comm->blocking) {
+    comm->async = ncclInProgress;
+    comm->polls_left = polls();
+    return ncclInProgress;
+  }
+  return ncclSuccess;
+}
+EXPORT ncclResult_t ncclCommDestroy(ncclComm_t comm);
+EXPORT ncclResult_t ncclCommDestroy(ncclComm_t comm) { return comm ? ncclSuccess : ncclInvalidArgument; }
+EXPORT ncclResult_t ncclCommAbort(ncclComm_t comm);
+EXPORT ncclResult_t ncclCommAbort(ncclComm_t comm) {
+  if (!comm)
+    return ncclInvalidArgument;
+  comm->aborted = 1;
+  __atomic_fetch_add(&abort_count, 1, __ATOMIC_ACQ_REL);
+  return ncclSuccess;
+}
+EXPORT ncclResult_t ncclCommRevoke(ncclComm_t comm, int flags);
+EXPORT ncclResult_t ncclCommRevoke(ncclComm_t comm, int flags) {
+  return comm && flags == 0 ? ncclSuccess : ncclInvalidArgument;
+}
+EXPORT ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t *state);
+EXPORT ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t *state) {
+  if (!comm || !state)
+    return ncclInvalidArgument;
+  if (comm->async == ncclInProgress && --comm->polls_left <= 0)
+    comm->async = ncclSuccess;
+  *state = comm->aborted ? ncclRemoteError : comm->async;
+  return ncclSuccess;
+}
+EXPORT ncclResult_t ncclCommCount(const ncclComm_t comm, int *count);
+EXPORT ncclResult_t ncclCommCount(const ncclComm_t comm, int *count) {
+  if (!comm || !count)
+    return ncclInvalidArgument;
+  *count = comm->nranks;
+  return ncclSuccess;
+}
+EXPORT ncclResult_t ncclCommUserRank(const ncclComm_t comm, int *rank);
+EXPORT ncclResult_t ncclCommUserRank(const ncclComm_t comm, int *rank) {
+  if (!comm || !rank)
+    return ncclInvalidArgument;
+  *rank = comm->rank;
+  return ncclSuccess;
+}
+EXPORT ncclResult_t ncclCommCuDevice(const ncclComm_t comm, int *dev);
+EXPORT ncclResult_t ncclCommCuDevice(const ncclComm_t comm, int *dev) {
+  if (!comm || !dev)
+    return ncclInvalidArgument;
+  *dev = 0;
+  return ncclSuccess;
+}

@@ -1,0 +1,19 @@
+# A SIGKILL loses nothing already recorded: kill -9 a rank mid-run, then every
+# record up to the last one is intact and the sequence has no hole.
+. "$(dirname "$0")/lib.sh"
+LD_PRELOAD="$LS_LIB" "$LS_PROG" loop 100000000 100 &
+pid=$!
+sleep 1
+kill -9 $pid
+wait $pid 2>/dev/null
+f=$(one_trace)
+"$LS_DUMP" "$f" > "$T/dump" || fail "the killed rank's trace does not parse"
+grep -q '^header .* flags=0x0 ' "$T/dump" || fail "flags should show no clean exit"
+n=$(grep -c '^rec .* api=ncclAllReduce ' "$T/dump")
+[ "$n" -ge 100 ] || fail "only $n records survived"
+grep '^rec .* api=ncclAllReduce ' "$T/dump" | kv seq | awk '$1 != NR-1 { exit 1 }' || fail "hole in the sequence"
+# all but the last call returned; counts match the loop index (count = i)
+grep '^rec .* api=ncclAllReduce ' "$T/dump" | head -n $((n - 1)) | grep -v ' state=2 ' && fail "a returned call lost its state"
+grep '^rec .* api=ncclAllReduce ' "$T/dump" | awk '{ for (i=1;i<=NF;i++) { split($i,a,"="); v[a[1]]=a[2] } if (v["count"] != v["seq"]) exit 1 }' ||
+  fail "a record's fields are torn"
+echo ok
