@@ -131,6 +131,9 @@ static int validate(struct ls_trace *t, char *err, size_t errlen) {
       return fail(err, errlen, "offset %lu: api entry %u: name is not NUL-terminated", off, i);
     if (!t->apis[i].name[0])
       return fail(err, errlen, "offset %lu: api entry %u: empty name", off, i);
+    for (const char *c = t->apis[i].name; *c; c++)
+      if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '_'))
+        return fail(err, errlen, "offset %lu: api entry %u: name is not a C identifier", off, i);
   }
   t->modules = (const struct ls_trace_module *)(t->data + h->modules_offset);
   t->nmodules = h->nmodules;

@@ -757,6 +757,197 @@ static void case_partial(void) {
   CHECK(strstr(out_buf, "partial") != NULL, "a note should say the trace is partial:\n%s", out_buf);
 }
 
+/* ---- trace export ---------------------------------------------------------------- */
+
+static void write_skip(const char *dir) {
+  for (int rk = 0; rk < 2; rk++) {
+    struct tb *t = tb_new(rk, 2);
+    ar(t, 0, S_A);
+    if (rk == 0) {
+      struct ls_trace_record *r = bc(t, A_BROADCAST, 1, 0, S_B);
+      r->flags = LS_REC_EVENT_RECORDED | LS_REC_TIMED_OUT;
+      t->h.flags = LS_TRACE_F_WATCHDOG;
+    }
+    tb_write(t, dir);
+  }
+}
+
+static void case_export(void) {
+  char *dir = case_dir("consistent");
+  write_consistent(dir);
+  int rc = run("trace", "export", dir, NULL);
+  CHECK(rc == 0, "export exit %d: %s", rc, err_buf);
+  cJSON *doc = parse_out();
+  const cJSON *traces = cJSON_GetObjectItemCaseSensitive(doc, "traces");
+  CHECK(cJSON_GetArraySize(traces) == 2, "two traces");
+  const cJSON *t0 = cJSON_GetArrayItem(traces, 0);
+  const cJSON *recs = cJSON_GetObjectItemCaseSensitive(t0, "records");
+  CHECK(cJSON_GetArraySize(recs) == 9, "9 records, got %d", cJSON_GetArraySize(recs));
+  const cJSON *r1 = cJSON_GetArrayItem(recs, 1);
+  CHECK(r1 && !strcmp(json_str(r1, "api"), "ncclAllReduce") && !strcmp(json_str(r1, "state"), "returned") &&
+            !strcmp(json_str(r1, "dtype"), "ncclFloat32") && !strcmp(json_str(r1, "redop"), "ncclSum") &&
+            !strcmp(json_str(r1, "rc"), "ncclSuccess") && !strcmp(json_str(r1, "comm"), "0xc0ffee11") &&
+            json_int(r1, "seq") == 0 && !strcmp(json_str(r1, "kind"), "collective"),
+        "record 1 by name:\n%s", out_buf);
+  const cJSON *site = cJSON_GetObjectItemCaseSensitive(r1, "site");
+  CHECK(site && strstr(json_str(site, "file"), "tools_test.c") && json_int(site, "line") == site_line[S_A],
+        "record 1 site should be tools_test.c:%d", site_line[S_A]);
+  const cJSON *r2 = cJSON_GetArrayItem(recs, 2);
+  CHECK(r2 && !strcmp(json_str(r2, "api"), "ncclBcast") && !strcmp(json_str(r2, "op"), "broadcast") &&
+            json_int(r2, "root") == 0 && cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(r2, "redop")),
+        "record 2 (ncclBcast):\n%s", out_buf);
+  const cJSON *h = cJSON_GetObjectItemCaseSensitive(t0, "header");
+  const cJSON *t0rt = cJSON_GetObjectItemCaseSensitive(h, "t0_realtime_ns");
+  CHECK(strstr(out_buf, "\"t0_realtime_ns\":\t1764470000000000000") && cJSON_IsNumber(t0rt),
+        "64-bit times must be written exactly");
+  cJSON_Delete(doc);
+
+  /* Perfetto: one process per rank, slices, device async pairs, the divergence. */
+  dir = case_dir("skip");
+  write_skip(dir);
+  char out[4200];
+  snprintf(out, sizeof out, "%s/timeline.json", workdir);
+  rc = run("trace", "export", "--format=perfetto", "-o", out, dir, NULL);
+  CHECK(rc == 0, "perfetto exit %d: %s", rc, err_buf);
+  slurp(out, out_buf, sizeof out_buf);
+  doc = parse_out();
+  const cJSON *ev, *events = cJSON_GetObjectItemCaseSensitive(doc, "traceEvents");
+  int nx[3] = {0}, nb = 0, ne = 0, nglobal = 0, nthread = 0, nproc = 0, bad_ts = 0;
+  cJSON_ArrayForEach(ev, events) {
+    const char *ph = json_str(ev, "ph");
+    int pid = json_int(ev, "pid");
+    const cJSON *ts = cJSON_GetObjectItemCaseSensitive(ev, "ts");
+    bad_ts += !cJSON_IsNumber(ts) || ts->valuedouble < 0;
+    if (!strcmp(ph, "X") && pid >= 1 && pid <= 2) {
+      nx[pid]++;
+      bad_ts += !cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(ev, "dur"));
+    }
+    nb += !strcmp(ph, "b");
+    ne += !strcmp(ph, "e");
+    if (!strcmp(ph, "i") && strstr(json_str(ev, "name"), "skip at seq 1"))
+    {
+      if (!strcmp(json_str(ev, "s"), "g"))
+        nglobal++;
+      else
+        nthread++;
+    }
+    nproc += !strcmp(ph, "M") && !strcmp(json_str(ev, "name"), "process_name");
+  }
+  CHECK(nproc == 2, "one process per rank, got %d", nproc);
+  CHECK(nx[1] == 2 && nx[2] == 1, "slices per rank: %d, %d", nx[1], nx[2]);
+  CHECK(nb == 2 && ne == 2, "device completion slices: %d b, %d e", nb, ne);
+  CHECK(nglobal == 1 && nthread == 2, "divergence instants: %d global, %d thread", nglobal, nthread);
+  CHECK(bad_ts == 0, "every event needs ts >= 0 (and X a dur)");
+  cJSON_Delete(doc);
+  /* Ranks' clocks differ (t0_monotonic); aligned times must coincide. */
+  CHECK(strstr(out_buf, "\"ts\":\t1000,") != NULL, "rank-aligned times");
+
+  dir = case_dir("bad");
+  snprintf(out, sizeof out, "%s/x.lstrace", dir);
+  write_bytes(out, "LSTRACE1", 8);
+  rc = run("trace", "export", out, NULL);
+  CHECK(rc == 2 && strstr(err_buf, "x.lstrace: offset 8: truncated"), "damaged export: %d %s", rc, err_buf);
+}
+
+/* ---- confirm ---------------------------------------------------------------------- */
+
+static void write_lint(const char *path, const char *file) {
+  FILE *f = fopen(path, "w");
+  fprintf(f,
+          "{\"version\":1,\"tool\":\"lockstep\",\"findings\":[\n"
+          " {\"rule\":\"rank-divergent-collective\",\"file\":\"%s\",\"line\":%d,\"column\":3,\"function\":\"f\","
+          "\"message\":\"m\",\"fingerprint\":\"fp1\",\"notes\":[],"
+          "\"sites\":[{\"file\":\"%s\",\"line\":%d,\"column\":3,\"callee\":\"ncclBroadcast\"}]},\n"
+          " {\"rule\":\"rank-dependent-argument\",\"file\":\"%s\",\"line\":%d,\"column\":3,\"function\":\"f\","
+          "\"message\":\"m\",\"fingerprint\":\"fp2\",\"notes\":[],\"sites\":[]},\n"
+          " {\"rule\":\"ungrouped-p2p\",\"file\":\"%s\",\"line\":9999,\"column\":3,\"function\":\"f\","
+          "\"message\":\"m\",\"fingerprint\":\"fp3\",\"notes\":[],\"sites\":[]},\n"
+          " {\"rule\":\"unbalanced-group\",\"file\":\"%s\",\"line\":9998,\"column\":3,\"function\":\"f\","
+          "\"message\":\"m\",\"fingerprint\":\"fp4\",\"notes\":[],"
+          "\"sites\":[{\"file\":\"%s\",\"line\":%d,\"column\":3,\"callee\":\"ncclGroupEnd\"}]},\n"
+          " {\"rule\":\"rank-divergent-collective\",\"file\":\"other/%s\",\"line\":%d,\"column\":3,"
+          "\"function\":\"f\",\"message\":\"m\",\"fingerprint\":\"fp5\",\"notes\":[],\"sites\":[]}\n"
+          "],\"tus\":[]}\n",
+          file, site_line[S_B], file, site_line[S_B], file, site_line[S_A], file, file, file, site_line[S_E], file,
+          site_line[S_B]);
+  fclose(f);
+}
+
+static void case_confirm(void) {
+  /* The skip run: rank 1 never issues the broadcast at S_B; rank 1's GroupEnd
+   * at S_E fails with ncclInvalidUsage. */
+  char *dir = case_dir("traces");
+  for (int rk = 0; rk < 2; rk++) {
+    struct tb *t = tb_new(rk, 2);
+    ar(t, 0, S_A);
+    if (rk == 1)
+      group(t, A_GEND, 0)->rc = 5;
+    if (rk == 0)
+      bc(t, A_BROADCAST, 1, 0, S_B)->flags = LS_REC_EVENT_RECORDED | LS_REC_TIMED_OUT;
+    tb_write(t, dir);
+  }
+  char lint[4200];
+  snprintf(lint, sizeof lint, "%s/lint.json", workdir);
+  /* Lint saw the file relative to the source tree; the run's debug info has
+   * the absolute path: they must still join. */
+  write_lint(lint, "tests/tools/tools_test.c");
+  int rc = run("confirm", "--findings", lint, "--traces", dir, "--format=json", NULL);
+  CHECK(rc == 1, "confirm exit %d, want 1: %s", rc, err_buf);
+  cJSON *doc = parse_out();
+  const cJSON *fs = cJSON_GetObjectItemCaseSensitive(doc, "findings");
+  const char *want[] = {"confirmed", "exercised", "not-exercised", "confirmed", "not-exercised"};
+  for (int i = 0; i < 5; i++) {
+    const cJSON *f = cJSON_GetArrayItem(fs, i);
+    const char *got = f ? json_str(f, "status") : NULL;
+    CHECK(got && !strcmp(got, want[i]), "finding %d: %s, want %s\n%s", i, got ? got : "(none)", want[i], out_buf);
+  }
+  const cJSON *ev = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(fs, 0), "evidence"), 0);
+  CHECK(ev && !strcmp(json_str(ev, "class"), "skip") && json_int(ev, "seq") == 1, "evidence of finding 0:\n%s",
+        out_buf);
+  ev = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(fs, 3), "evidence"), 0);
+  CHECK(ev && !strcmp(json_str(ev, "class"), "api-error"), "unbalanced-group confirmed by the api-error");
+  CHECK(json_int(cJSON_GetArrayItem(fs, 1), "hits") == 2, "finding 1 hit by both ranks");
+  CHECK(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(doc, "debug_info")), "debug_info");
+  cJSON_Delete(doc);
+  rc = run("confirm", "--findings", lint, "--traces", dir, NULL);
+  CHECK(rc == 1 && strstr(out_buf, "confirmed      rank-divergent-collective  tests/tools/tools_test.c:") &&
+            strstr(out_buf, "skip on comm 0xc0ffee11 at seq 1 (ranks 1,0)") &&
+            strstr(out_buf, "2 confirmed, 1 exercised, 2 not exercised"),
+        "text table:\n%s", out_buf);
+
+  /* Only consistent calls at the sites: exercised, exit 0. */
+  dir = case_dir("consistent");
+  write_consistent(dir);
+  rc = run("confirm", "--findings", lint, "--traces", dir, NULL);
+  CHECK(rc == 0 && strstr(out_buf, "0 confirmed, 3 exercised, 2 not exercised"), "consistent run: %d\n%s", rc,
+        out_buf);
+
+  /* Call sites without debug info: nothing can be joined, and it says so. */
+  dir = case_dir("nodebug");
+  for (int rk = 0; rk < 2; rk++) {
+    struct tb *t = tb_new(rk, 2);
+    snprintf(t->mods[0].path, sizeof t->mods[0].path, "%s/nodebug.bin", workdir);
+    ar(t, 0, S_A);
+    tb_write(t, dir);
+  }
+  char cmd[8600];
+  snprintf(cmd, sizeof cmd, "objcopy --strip-debug '%s' '%s/nodebug.bin'", self_module.path, workdir);
+  CHECK(system(cmd) == 0, "objcopy failed");
+  rc = run("confirm", "--findings", lint, "--traces", dir, NULL);
+  CHECK(rc == 2 && strstr(err_buf, "no call site in these traces has file:line"), "no debug info: %d\n%s", rc,
+        err_buf);
+  CHECK(strstr(err_buf, "no debug info for its call sites"), "symbolizer note:\n%s", err_buf);
+  rc = run("compare", dir, NULL);
+  CHECK(rc == 0, "compare works without debug info");
+
+  /* A broken findings file is named with line:column. */
+  write_bytes(lint, "{\"findings\": [\n  {\"rule\": }\n", 28);
+  rc = run("confirm", "--findings", lint, "--traces", dir, NULL);
+  CHECK(rc == 2 && strstr(err_buf, "lint.json:2:") && strstr(err_buf, "invalid JSON"), "bad lint: %s", err_buf);
+  rc = run("confirm", "--traces", dir, NULL);
+  CHECK(rc == 2, "missing --findings");
+}
+
 int main(int argc, char **argv) {
   if (argc != 4) {
     fprintf(stderr, "usage: tools_test CASE LOCKSTEP WORKDIR\n");
@@ -776,7 +967,7 @@ int main(int argc, char **argv) {
   } cases[] = {
       {"consistent", case_consistent}, {"mismatches", case_mismatches}, {"p2p", case_p2p},
       {"skip", case_skip},             {"errors", case_errors},         {"damaged", case_damaged},
-      {"partial", case_partial},
+      {"partial", case_partial},       {"export", case_export},         {"confirm", case_confirm},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
     if (!strcmp(argv[1], cases[i].name)) {
