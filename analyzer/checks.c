@@ -149,8 +149,19 @@ static int event_token(struct ctx *c, ls_node *n, uint64_t *tok) {
   if (is_coll(n)) {
     const ls_rule_fn *r = n->ent->rule;
     uint64_t h = ls_hash_str(0, r->op);
+    int inplace = r->in_place_buf >= 0 && r->in_place_value && (unsigned)r->in_place_buf < n->nkids &&
+                  n->kids[r->in_place_buf] && n->kids[r->in_place_buf]->spell &&
+                  !strcmp(n->kids[r->in_place_buf]->spell, r->in_place_value);
     for (int i = 0; i < r->nargs && (unsigned)i < n->nkids; i++) {
       enum ls_role ro = r->roles[i];
+      if (inplace) { /* the library ignores count/dtype here and reads these instead */
+        if (ro == LS_ROLE_COUNT || ro == LS_ROLE_DTYPE)
+          continue;
+        if (i == r->in_place_count)
+          ro = LS_ROLE_COUNT;
+        else if (i == r->in_place_dtype)
+          ro = LS_ROLE_DTYPE;
+      }
       if (ro == LS_ROLE_COUNT || ro == LS_ROLE_DTYPE || ro == LS_ROLE_ROOT || ro == LS_ROLE_REDOP || ro == LS_ROLE_COMM) {
         char tag[4] = {'|', (char)('a' + ro), '=', 0};
         h = ls_hash_str(h, tag);
@@ -532,7 +543,7 @@ static int mask_depth(uint32_t m) { /* the single depth in m, or 99 */
 static void check_groups(struct ctx *c, ls_vec *p2p_cands) {
   ls_func *f = c->f;
   group_flow(f);
-  ls_vec below = {0};
+  ls_vec below = {0}, starts = {0};
   ls_node *first_start = NULL;
   for (int b = 0; b < f->nblocks; b++) {
     ls_block *k = f->blocks[b];
@@ -546,6 +557,8 @@ static void check_groups(struct ctx *c, ls_vec *p2p_cands) {
         ls_vec_push(&below, n);
       if (d > 0 && n->ent->rule && !first_start)
         first_start = n;
+      if (d > 0)
+        ls_vec_push(&starts, n);
       if (d)
         m = shift(m, d);
       if (is_p2p(n) && (m & (1u << GZ))) {
@@ -568,6 +581,7 @@ static void check_groups(struct ctx *c, ls_vec *p2p_cands) {
     f->group_net = net; /* a begin/end helper: its callers account for it */
     f->group_helper = 1;
     free(below.v);
+    free(starts.v);
     return;
   }
   for (size_t i = 0; i < below.n; i++) {
@@ -581,12 +595,21 @@ static void check_groups(struct ctx *c, ls_vec *p2p_cands) {
       fd->seqkey = "below-zero";
     }
   }
-  free(below.v);
   for (int i = 0; i < f->exit->npred; i++) {
     ls_block *k = f->exit->pred[i];
     uint32_t m = k->gout;
     if (!m || m == 1u << GZ || !k->gin)
       continue;
+    int d0 = mask_depth(m);
+    if (d0 < 0 && below.n)
+      continue; /* already reported at the group end that went below zero */
+    if (k->term && first_start && d0 > 0) {
+      int own = 0; /* the error path of the group start itself (CHECK(ncclGroupStart())) */
+      for (size_t j = 0; j < starts.n && !own; j++)
+        own = ((ls_node *)starts.v[j])->line == k->term->line && ((ls_node *)starts.v[j])->file == k->term->file;
+      if (own)
+        continue;
+    }
     const char *file = k->term ? k->term->file : f->file;
     unsigned line = k->term ? k->term->line : f->end_line, col = k->term ? k->term->col : f->end_col;
     int d = mask_depth(m);
@@ -616,6 +639,8 @@ static void check_groups(struct ctx *c, ls_vec *p2p_cands) {
       ls_vec_push(&fd->sites, mkloc(c->p, first_start->file, first_start->line, first_start->col, callee(first_start)));
     }
   }
+  free(below.v);
+  free(starts.v);
 }
 
 /* ---- ungrouped p2p ---- */

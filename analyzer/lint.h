@@ -39,6 +39,10 @@ typedef struct ls_rule_fn {
   enum ls_kind kind;
   int nargs;
   enum ls_role *roles;
+  /* `in_place`: when argument in_place_buf is spelled in_place_value (MPI_IN_PLACE), the
+   * fingerprint takes count/dtype from these arguments instead (-1: none) */
+  int in_place_buf, in_place_count, in_place_dtype;
+  const char *in_place_value;
 } ls_rule_fn;
 typedef struct ls_rule_src { /* rank_sources / uniform_sources entry */
   const char *call;
@@ -74,6 +78,7 @@ typedef struct ls_entity {
   const char *key, *name;
   enum ls_ent_kind kind;
   const ls_origin *taint;   /* non-NULL: rank-dependent, with its origin */
+  const ls_origin *ptaint;  /* what it points to / its elements are rank-dependent */
   /* functions */
   struct ls_func *def;
   const ls_rule_fn *rule;
@@ -99,6 +104,8 @@ typedef struct ls_node {
   const char *norm;         /* normalized expression text (collective arguments only) */
   int ilit;                 /* IntegerLiteral: value known (1) */
   long long ival;
+  const char *spell;        /* source tokens of an in-place-capable buffer argument */
+  int ptr_result;           /* CallExpr whose result is a pointer (an address, not a rank value) */
   const ls_origin *origin;  /* rank source calls: their origin, made once */
 } ls_node;
 

@@ -137,6 +137,34 @@ static int load_fn(ls_rules *r, ls_arena *a, struct ctx *c, const cJSON *fn, ls_
     i++;
   }
   c->key[base] = 0;
+  out->in_place_buf = out->in_place_count = out->in_place_dtype = -1;
+  const cJSON *ip = cJSON_GetObjectItemCaseSensitive(fn, "in_place");
+  if (ip) {
+    if (!cJSON_IsObject(ip))
+      return fail(c, "\"in_place\" must be an object {buffer, count?, dtype?}");
+    static const char *keys[3] = {"buffer", "count", "dtype"};
+    int *dst[3] = {&out->in_place_buf, &out->in_place_count, &out->in_place_dtype};
+    for (int k = 0; k < 3; k++) {
+      const char *nm = get_str(c, ip, keys[k], k == 0, &err);
+      if (err)
+        return -1;
+      if (!nm)
+        continue;
+      int idx = 0, found = -1;
+      cJSON_ArrayForEach(arg, args) {
+        const cJSON *an = cJSON_GetObjectItemCaseSensitive(arg, "name");
+        if (cJSON_IsString(an) && !strcmp(an->valuestring, nm))
+          found = idx;
+        idx++;
+      }
+      if (found < 0) {
+        char m[160];
+        snprintf(m, sizeof m, "in_place.%s names \"%s\", which is not an argument", keys[k], nm);
+        return fail(c, m);
+      }
+      *dst[k] = found;
+    }
+  }
   (void)r;
   return 0;
 }
@@ -234,6 +262,11 @@ int ls_rules_load(ls_rules *r, ls_arena *a, const char *path) {
   if (err)
     goto out;
   api = ls_strdup(a, api ? api : "");
+  const char *ipv = get_str(&c, root, "in_place_value", 0, &err);
+  if (err)
+    goto out;
+  ipv = ipv ? ls_strdup(a, ipv) : NULL;
+  int first_fn = r->nfns;
   const cJSON *fns = cJSON_GetObjectItemCaseSensitive(root, "functions");
   if (fns && !cJSON_IsArray(fns)) {
     fail(&c, "\"functions\" must be an array");
@@ -249,6 +282,8 @@ int ls_rules_load(ls_rules *r, ls_arena *a, const char *path) {
       goto out;
     r->nfns++;
   }
+  for (int k = first_fn; k < r->nfns; k++)
+    r->fns[k].in_place_value = ipv;
   static const char *src_keys[2] = {"rank_sources", "uniform_sources"};
   for (int u = 0; u < 2; u++) {
     const cJSON *srcs = cJSON_GetObjectItemCaseSensitive(root, src_keys[u]);

@@ -61,6 +61,14 @@ static const ls_rule_src *value_source(ls_program *p, ls_node *call) {
   return NULL;
 }
 
+/* What a pointer/array expression points to: its elements' facts, else its own value's. */
+static const ls_origin *content_taint(ls_program *p, ls_node *n) {
+  n = unwrap(n);
+  if (n && n->kind == CXCursor_DeclRefExpr && n->ent && n->ent->kind != LS_ENT_FUNC)
+    return n->ent->ptaint ? n->ent->ptaint : n->ent->taint;
+  return ls_expr_taint(p, n);
+}
+
 const ls_origin *ls_expr_taint(ls_program *p, ls_node *n) {
   if (!n)
     return NULL;
@@ -74,7 +82,16 @@ const ls_origin *ls_expr_taint(ls_program *p, ls_node *n) {
   case CXCursor_UnaryOperator:
     if (n->op == CXUnaryOperator_AddrOf)
       return NULL; /* an address is not a rank value, whatever it points to */
+    if (n->op == CXUnaryOperator_Deref && n->nkids == 1)
+      return content_taint(p, n->kids[0]);
     break;
+  case CXCursor_ArraySubscriptExpr:
+    if (n->nkids == 2) {
+      const ls_origin *o = content_taint(p, n->kids[0]);
+      return o ? o : ls_expr_taint(p, n->kids[1]);
+    }
+    break;
+  case CXCursor_UnaryExpr: /* sizeof/alignof: a type's size, never a rank value */
   case CXCursor_IntegerLiteral:
   case CXCursor_StringLiteral:
   case CXCursor_CharacterLiteral:
@@ -92,6 +109,8 @@ const ls_origin *ls_expr_taint(ls_program *p, ls_node *n) {
       return NULL; /* API results (error codes) are not rank values */
     if (n->ent->def)
       return n->ent->ret_taint;
+    if (n->ptr_result)
+      return NULL; /* malloc() & co.: an address, not a rank value */
     for (unsigned i = 0; i < n->nkids; i++) { /* unknown function: result follows its inputs */
       const ls_origin *o = ls_expr_taint(p, n->kids[i]);
       if (o)
@@ -110,24 +129,29 @@ const ls_origin *ls_expr_taint(ls_program *p, ls_node *n) {
   return NULL;
 }
 
-/* The entity an lvalue (or an out-argument) writes: x, s.f (the field), a[i] (a), *p (p). */
-static ls_entity *target_of(ls_node *n, int *through_ptr) {
+/* The entity an lvalue (or an out-argument) writes: x, s.f (the field), a[i] (a), *p (p).
+ * *level counts dereferences on the way (> 0: the write lands in what the entity points to). */
+static ls_entity *target_of(ls_node *n, int *level) {
   for (;;) {
     n = unwrap(n);
     if (!n)
       return NULL;
     switch (n->kind) {
     case CXCursor_DeclRefExpr:
-    case CXCursor_MemberRefExpr:
+      return n->ent && n->ent->kind != LS_ENT_FUNC ? n->ent : NULL;
+    case CXCursor_MemberRefExpr: /* field-based: the field holds the fact */
+      *level = 0;
       return n->ent && n->ent->kind != LS_ENT_FUNC ? n->ent : NULL;
     case CXCursor_ArraySubscriptExpr:
-      *through_ptr = 1;
+      ++*level;
       n = n->nkids ? n->kids[0] : NULL;
       continue;
     case CXCursor_UnaryOperator:
       if (n->op == CXUnaryOperator_Deref)
-        *through_ptr = 1;
-      else if (n->op != CXUnaryOperator_AddrOf)
+        ++*level;
+      else if (n->op == CXUnaryOperator_AddrOf)
+        --*level;
+      else
         return NULL;
       n = n->nkids ? n->kids[0] : NULL;
       continue;
@@ -143,10 +167,14 @@ struct run {
   int changed;
 };
 
-static void taint_ent(struct run *r, ls_entity *e, const ls_origin *o, int through_ptr) {
+static void taint_ent(struct run *r, ls_entity *e, const ls_origin *o, int level) {
   if (!e || !o)
     return;
-  if (!e->taint) {
+  int through_ptr = level > 0;
+  if (through_ptr && !e->ptaint) {
+    e->ptaint = o;
+    r->changed = 1;
+  } else if (!through_ptr && !e->taint) {
     e->taint = o;
     r->changed = 1;
   }
@@ -162,9 +190,9 @@ static void taint_ent(struct run *r, ls_entity *e, const ls_origin *o, int throu
 }
 
 static void out_arg(struct run *r, ls_node *arg, const ls_origin *o) {
-  int through = 1; /* the callee writes through the pointer it got */
-  ls_entity *t = target_of(arg, &through);
-  taint_ent(r, t, o, through);
+  int level = 1; /* the callee writes through the pointer it got */
+  ls_entity *t = target_of(arg, &level);
+  taint_ent(r, t, o, level);
 }
 
 static void apply(struct run *r, ls_node *n) {

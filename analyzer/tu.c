@@ -276,6 +276,8 @@ static ls_node *conv_node(struct conv *c, CXCursor cur) {
       n->ent = entity_of(c, ref, LS_ENT_FUNC);
       n->text = n->ent->name;
     }
+    enum CXTypeKind rt = clang_getCanonicalType(clang_getCursorType(cur)).kind;
+    n->ptr_result = rt == CXType_Pointer || rt == CXType_BlockPointer || rt == CXType_NullPtr;
     int na = clang_Cursor_getNumArguments(cur);
     if (na >= 0 && n->ent) {
       CXCursor *args = malloc(((size_t)na + 1) * sizeof *args);
@@ -284,6 +286,21 @@ static ls_node *conv_node(struct conv *c, CXCursor cur) {
       for (int i = 0; i < na; i++)
         args[i] = clang_Cursor_getArgument(cur, (unsigned)i);
       set_kids(c, n, args, (unsigned)na);
+      const ls_rule_fn *rf = n->ent->rule;
+      if (rf && rf->in_place_buf >= 0 && rf->in_place_buf < na && n->kids[rf->in_place_buf]) {
+        /* the first token the user wrote for this argument (a macro name like MPI_IN_PLACE
+         * stays visible at its expansion location) */
+        CXFile tf;
+        unsigned tl, tc;
+        clang_getExpansionLocation(clang_getCursorLocation(args[rf->in_place_buf]), &tf, &tl, &tc, NULL);
+        CXToken *tok = tf ? clang_getToken(c->tu, clang_getLocation(c->tu, tf, tl, tc)) : NULL;
+        if (tok) {
+          CXString ts = clang_getTokenSpelling(c->tu, *tok);
+          n->kids[rf->in_place_buf]->spell = ls_strdup(c->p->arena, clang_getCString(ts));
+          clang_disposeString(ts);
+          clang_disposeTokens(c->tu, tok, 1);
+        }
+      }
       if (n->ent->rule && (n->ent->rule->kind == LS_KIND_COLLECTIVE || n->ent->rule->kind == LS_KIND_P2P)) {
         for (int i = 0; i < na && i < n->ent->rule->nargs; i++) {
           enum ls_role r = n->ent->rule->roles[i];
