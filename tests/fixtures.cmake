@@ -71,3 +71,14 @@ if(NOT _fx_have_lint)
            COMMAND sh -c "echo 'SKIP: lockstep was built without the analyzer (LOCKSTEP_ANALYZER=OFF)'; exit 77")
   set_tests_properties(fixture.verify.unavailable PROPERTIES SKIP_RETURN_CODE 77)
 endif()
+
+# The set as a whole: >= 40 fixtures, >= 1/3 expecting no finding, a RUNTIME line in each.
+find_package(Python3 COMPONENTS Interpreter QUIET)
+if(Python3_Interpreter_FOUND)
+  add_test(NAME fixture.set
+           COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/fixtures/check_fixtures.py
+                   ${PROJECT_SOURCE_DIR}/fixtures)
+else()
+  add_test(NAME fixture.set COMMAND sh -c "echo 'SKIP: python3 not found'; exit 77")
+endif()
+set_tests_properties(fixture.set PROPERTIES TIMEOUT 60 SKIP_RETURN_CODE 77 LABELS fixtures)
