@@ -489,8 +489,11 @@ class Suite:
 
     # ------------------------------------------------------------ step 4
     def torchrun(self, name, script_argv, env_extra, ls_trace=None, ls_timeout=None, limit=25):
+        # The smoke run showed a timed-out rank dumping debug info instead of exiting
+        # (still alive 25 s later): skip the dump so the watchdog's teardown follows.
         env = dict(os.environ, PYTHONUNBUFFERED="1", NCCL_NVLS_ENABLE="0",
-                   TORCH_SYMM_MEM_DISABLE_MULTICAST="1", NVSHMEM_DISABLE_NVLS="1")
+                   TORCH_SYMM_MEM_DISABLE_MULTICAST="1", NVSHMEM_DISABLE_NVLS="1",
+                   TORCH_NCCL_DUMP_ON_TIMEOUT="0", TORCH_NCCL_WAIT_TIMEOUT_DUMP_MILSEC="1000")
         env.update(env_extra)
         cmd = ["torchrun", "--standalone", f"--nproc-per-node={self.n}"] + script_argv
         if ls_trace:
@@ -542,8 +545,25 @@ class Suite:
                             "named": named})
         returned = sorted({e["rank"] for e in ev if e.get("ev") == "returned"})
         exc = [e for e in ev if e.get("ev") == "exception"]
+        # DETAIL's report arrives as the exception the worker caught (it prints it as an
+        # event and leaves): that is the ProcessGroupWrapper speaking, on each rank.
+        det = [e for e in exc if "Detected mismatch" in e.get("message", "")]
+        if det:
+            msg = det[0]["message"] + " " + " ".join(det[0].get("keys", [])) + " " + det[0].get("differ", "")
+            named = {"seq": sorted(set(re.findall(r"SequenceNumber=(\d+)", msg))),
+                     "op": sorted(set(re.findall(r"OpType=(\w+)", msg))),
+                     "ranks": sorted(set(re.findall(r"Rank (\d+) is running", msg)) |
+                                     set(re.findall(r"but Rank (\d+)", msg))),
+                     "shapes": sorted(set(re.findall(r"TensorShape=(\[[^\]]*\])", msg))),
+                     "differ_in": re.findall(r"Collectives differ in[^.]*", msg)[:1]}
+            reports.insert(0, {"by": "PyTorch DETAIL (ProcessGroupWrapper exception)",
+                               "first_line": msg[:400], "lines": len(det),
+                               "rank": ",".join(str(e["rank"]) for e in det),
+                               "delay_s": round(min(e["t"] for e in det) - t_div, 3) if t_div else None,
+                               "named": named})
         first = ((compare_doc or {}).get("divergences") or [{}])
         first = first[0] if first else {}
+        self.judge(case, div, reports, first)
         return {"case": case, "rc": rc, "elapsed_s": round(el, 2),
                 "divergent_call": {str(e["rank"]): {"op": e.get("op"), "count": e.get("count"),
                                                     "pg_seq_before": e.get("seq_before")} for e in div},
@@ -554,7 +574,47 @@ class Suite:
                 "reports": reports,
                 "compare": {"status": (compare_doc or {}).get("status"), "class": first.get("class"),
                             "seq": first.get("seq"), "ranks": first.get("ranks"),
-                            "op": first.get("op")} if compare_doc else None}
+                            "op": first.get("op"), "right": first.get("right")} if compare_doc else None}
+
+    @staticmethod
+    def _op(x):
+        x = str(x).lower().replace("_", "").replace("nccl", "")
+        return {"bcast": "broadcast"}.get(x, x)
+
+    def judge(self, case, div, reports, first):
+        """Did each reporter name the right seq, op and ranks? PyTorch numbers its own
+        collectives: DETAIL names the process group's sequence number before the call,
+        the watchdog the work's (one more); lockstep numbers NCCL calls on the
+        communicator, where the warm-up all_reduce is seq 0 and the fault seq 1."""
+        sb = next((e.get("seq_before") for e in div if e.get("seq_before") is not None), None)
+        want_ops = {"op_mismatch": {"broadcast", "allreduce"}, "size_mismatch": {"allreduce"},
+                    "skip": {"allreduce"}}.get(case)
+        want_ranks = {str(r) for r in range(self.n)}
+        for r in reports:
+            nm = r.get("named") or {}
+            seqs = {str(x) for x in nm.get("seq", [])}
+            ops = {self._op(x) for x in nm.get("op", [])}
+            for so in nm.get("seq_op", []):
+                a, b = so.split(" ", 1)
+                seqs.add(a)
+                ops.add(self._op(b))
+            if "DETAIL" in r["by"]:
+                exp_seq = {str(sb)}
+            elif "watchdog" in r["by"]:
+                exp_seq = {str(sb + 1)} if sb is not None else set()
+            else:
+                exp_seq = {"1"}
+            r["right"] = {
+                "seq": (seqs == exp_seq) if seqs else None,
+                "op": (want_ops is not None and ops >= want_ops) if ops else None,
+                "ranks": (set(nm.get("ranks", [])) >= want_ranks) if nm.get("ranks") else None}
+        if first:
+            fr = {str(x) for x in (first.get("ranks") or [])}
+            fo = first.get("op") or []
+            fo = {self._op(x) for x in (fo if isinstance(fo, list) else [fo])}
+            first["right"] = {"seq": first.get("seq") == 1,
+                              "op": want_ops is not None and (fo >= want_ops or case != "op_mismatch" and bool(fo & want_ops)),
+                              "ranks": len(fr) >= 2 and "0" in fr}
 
     def step_torch(self):
         worker = os.path.join(self.root, "gpu_tests", "torch_worker.py")
@@ -589,15 +649,19 @@ class Suite:
                     ls_done[case] = r
         cost = self.torch_cost()
         with open(os.path.join(self.out, "torch.json"), "w") as f:
-            json.dump({"nranks": self.n, "matrix": results, "cost": cost}, f, indent=1)
+            json.dump({"nranks": self.n, "matrix": results,
+                       "cost_median_us": {"/".join(k): v for k, v in cost.items()},
+                       "cost_note": "A = one process without lockstep (plain and DETAIL groups, "
+                                    "interleaved rounds); B = a process under lockstep run (plain group)"},
+                      f, indent=1)
         md = [f"## 4. PyTorch side by side ({self.n} ranks, torchrun, ProcessGroup timeout 6 s)", "",
               "Each case first completes one valid all_reduce. 'delay' is seconds from the divergent "
               "call (earliest rank) to the first line of that reporter.", "",
-              "| case | run | exit | ranks that returned | reported by (delay s, rank) | names seq / op | lockstep compare |",
-              "|---|---|---|---|---|---|---|"]
+              "| case | run | exit | ranks that returned | reported by (delay s, rank) | names seq / op / ranks | right seq/op/ranks | lockstep compare |",
+              "|---|---|---|---|---|---|---|---|"]
         for r in results:
             if r.get("skipped"):
-                md.append(f"| {r['case']} | {r['mode']} {r['debug']} | skipped ({r['skipped']}) | | | | |")
+                md.append(f"| {r['case']} | {r['mode']} {r['debug']} | skipped ({r['skipped']}) | | | | | |")
                 continue
             rep = "; ".join(f"{x['by']} ({x['delay_s']}, r{x['rank']})" for x in r["reports"]) or "nothing"
             if r["exceptions"]:
@@ -606,9 +670,14 @@ class Suite:
             c = r.get("compare")
             cs = (f"{c['status']}: {c['class']} seq={c['seq']} ranks={c['ranks']} op={c['op']}"
                   if c else "n/a")
+            yn = {True: "yes", False: "NO", None: "-"}
+            right = "; ".join(f"{x['by'].split(' ')[0]} {yn[x['right']['seq']]}/{yn[x['right']['op']]}/{yn[x['right']['ranks']]}"
+                              for x in r["reports"] if x.get("right") and x["named"])
+            if c and c.get("right"):
+                right += ("; " if right else "") + "compare " + "/".join(yn[c["right"][k]] for k in ("seq", "op", "ranks"))
             run = "as the seed, DEBUG=" + r["debug"] if r["mode"] == "seed" else "under lockstep, DEBUG=OFF"
             md.append(f"| {r['case']} ({r['debug_row']}) | {run} | {r['rc']} ({r['elapsed_s']} s) | "
-                      f"{r['ranks_returned']} | {rep} | {named.replace('|', '/')} | {cs} |")
+                      f"{r['ranks_returned']} | {rep} | {named.replace('|', '/')} | {right or '-'} | {cs} |")
         md += ["", "Per-collective cost (all_reduce + synchronize, median us; ratios to 'neither'):", "",
                "| size | neither | DETAIL | lockstep | DETAIL / neither | lockstep / neither |",
                "|---|---|---|---|---|---|"]

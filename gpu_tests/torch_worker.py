@@ -15,6 +15,7 @@ Non-goal: measuring anything; see torch_cost.py for that.
 import datetime
 import json
 import os
+import re
 import sys
 import time
 
@@ -87,7 +88,13 @@ def main():
             emit("bad_case", case=case)
             os._exit(2)
     except Exception as e:  # DETAIL's mismatch report arrives as an exception
-        emit("exception", type=type(e).__name__, message=str(e)[:4000])
+        # Keep the line under PIPE_BUF (4 KiB) so the ranks' lines never interleave;
+        # the parts that name seq/op/shape/ranks are extracted first.
+        msg = str(e)
+        keys = re.findall(r"Rank \d+ is running collective|but Rank \d+|SequenceNumber=\d+|"
+                          r"OpType=\w+|TensorShape=\[[^\]]*\]|TensorDtypes=\w+", msg)
+        differ = msg[msg.find("Collectives differ"):][:300] if "Collectives differ" in msg else ""
+        emit("exception", type=type(e).__name__, keys=keys, differ=differ, message=msg[:1500])
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(1)
