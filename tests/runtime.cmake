@@ -39,3 +39,10 @@ foreach(t preload_silent rc_passthrough depth groups threads identity sigkill
   add_test(NAME runtime_${t} COMMAND sh ${LS_RT_DIR}/t_${t}.sh)
   set_tests_properties(runtime_${t} PROPERTIES TIMEOUT 60 ENVIRONMENT "${LS_RT_ENV}")
 endforeach()
+
+# The overhead benchmark binary (bench/runtime_overhead.sh runs it); a short smoke
+# run keeps it working.
+include(${PROJECT_SOURCE_DIR}/bench/runtime_overhead.cmake)
+add_test(NAME runtime_bench_smoke COMMAND sh ${PROJECT_SOURCE_DIR}/bench/runtime_overhead.sh
+         ${CMAKE_BINARY_DIR} 20000)
+set_tests_properties(runtime_bench_smoke PROPERTIES TIMEOUT 60)

@@ -8,6 +8,7 @@
  * complete. Without a driver everything is flagged LS_REC_NO_DEVICE instead. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <pthread.h>
 #include <string.h>
 
 #include "internal.h"
@@ -29,6 +30,8 @@ struct ev_slot {
 static struct ev_slot g_slots[LS_EVENT_SLOTS];
 static unsigned g_cursor; /* atomic */
 static int g_dev;         /* 1: driver usable */
+/* Pollers are the watchdog and the exit handler; app threads never take it. */
+static pthread_mutex_t g_poll_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static CUresult (*p_cuEventCreate)(CUevent *, unsigned);
 static CUresult (*p_cuEventRecord)(CUevent, CUstream);
@@ -77,7 +80,7 @@ uint32_t ls_dev_cover(uint64_t stream, uint64_t lo, uint64_t hi) {
   if (!ctx)
     return 0;
   unsigned start = __atomic_fetch_add(&g_cursor, 1, __ATOMIC_RELAXED);
-  for (unsigned t = 0; t < 64; t++) {
+  for (unsigned t = 0; t < 8; t++) { /* bounded: a full pool must stay cheap */
     unsigned s = (start + t) % LS_EVENT_SLOTS;
     struct ev_slot *e = &g_slots[s];
     int expect = SLOT_FREE;
@@ -122,6 +125,7 @@ void ls_dev_arm(uint32_t tag) {
 void ls_dev_poll(void) {
   if (!g_dev)
     return;
+  pthread_mutex_lock(&g_poll_lock);
   CUcontext cur = NULL;
   for (unsigned s = 0; s < LS_EVENT_SLOTS; s++) {
     struct ev_slot *e = &g_slots[s];
@@ -151,9 +155,11 @@ void ls_dev_poll(void) {
     }
     __atomic_store_n(&e->state, SLOT_FREE, __ATOMIC_RELEASE);
   }
+  pthread_mutex_unlock(&g_poll_lock);
 }
 
 void ls_dev_reset_after_fork(void) {
+  pthread_mutex_init(&g_poll_lock, NULL);
   /* CUDA does not survive fork; the child starts without device tracking. */
   memset(g_slots, 0, sizeof g_slots);
   g_dev = 0;

@@ -452,9 +452,14 @@ void ls_modules_refresh(void) {
 
 /* ---- init / fork / exit ------------------------------------------------------------ */
 
+/* A last look at the events, so work that finished just before exit (the program
+ * synchronized its streams) is not reported as never completed. If the CUDA context
+ * is already gone the queries fail and those calls simply stay unobserved. */
 static void at_exit_handler(void) {
-  if (ls_g.hdr && __atomic_load_n(&g_init, __ATOMIC_ACQUIRE) == LS_INIT_READY)
+  if (ls_g.hdr && __atomic_load_n(&g_init, __ATOMIC_ACQUIRE) == LS_INIT_READY) {
+    ls_dev_poll();
     __atomic_fetch_or(&ls_g.hdr->flags, LS_TRACE_F_CLEAN_EXIT, __ATOMIC_RELEASE);
+  }
 }
 
 /* The child of a fork must not write into its parent's MAP_SHARED file: drop the

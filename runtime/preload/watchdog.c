@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -18,6 +19,34 @@
 
 static int g_started;
 static uint64_t g_lowwater;
+static uint64_t g_faulted; /* records [0, g_faulted) have their pages mapped writable */
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+#define LS_PREFAULT_AHEAD 32768u /* records (4 MiB) kept mapped ahead of the writers */
+
+/* Take the page faults of the next records here, not in the application's calls:
+ * the first write to a page of a fresh sparse file costs microseconds. */
+static void prefault(void) {
+  uint64_t n = __atomic_load_n(&ls_g.hdr->nrecords, __ATOMIC_RELAXED);
+  uint64_t want = n + LS_PREFAULT_AHEAD;
+  if (want > ls_g.capacity)
+    want = ls_g.capacity;
+  if (g_faulted < n)
+    g_faulted = n; /* the writers got there first */
+  if (want <= g_faulted)
+    return;
+  uintptr_t lo = (uintptr_t)&ls_g.recs[g_faulted] & ~(uintptr_t)4095;
+  uintptr_t hi = (uintptr_t)&ls_g.recs[want];
+  if (madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE) != 0) {
+    /* Older kernels: an atomic no-op write per page is safe against a writer that
+     * claims the record meanwhile. */
+    for (uintptr_t p = lo; p < hi; p += 4096)
+      __atomic_fetch_or((uint32_t *)p, 0u, __ATOMIC_RELAXED);
+  }
+  g_faulted = want;
+}
 
 static int pending(const struct ls_trace_record *r) {
   uint32_t st = __atomic_load_n(&r->state, __ATOMIC_ACQUIRE);
@@ -109,6 +138,7 @@ static void *watchdog_main(void *arg) {
     nanosleep(&ts, NULL);
     if (!ls_g.hdr)
       return NULL;
+    prefault();
     ls_dev_poll();
     uint64_t lim = ls_rec_limit();
     uint64_t i = g_lowwater;
@@ -140,6 +170,8 @@ void ls_watchdog_start(void) {
   if (__atomic_exchange_n(&g_started, 1, __ATOMIC_ACQ_REL))
     return;
   g_lowwater = 0;
+  g_faulted = 0;
+  prefault(); /* before the thread exists: the first calls find their pages ready */
   pthread_attr_t attr;
   pthread_attr_init(&attr);
   pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
@@ -158,4 +190,5 @@ void ls_watchdog_start(void) {
 void ls_watchdog_reset_after_fork(void) {
   g_started = 0;
   g_lowwater = 0;
+  g_faulted = 0;
 }

@@ -1,0 +1,68 @@
+/* runtime_overhead.c — host cost of one interposed NCCL call: the same binary runs
+ * unwrapped (stand-in libnccl.so.2 only) and with liblockstep.so preloaded
+ * (bench/runtime_overhead.sh drives both). It times batches of BATCH calls so the
+ * clock's own cost (~20 ns) is amortized, and prints the median, p90 and mean per
+ * call over all batches. Linked against the stand-in, so only host work is measured:
+ * the device side (a real cuEventRecord) is measured on GPUs by gpu_tests/.
+ *   ls_runtime_overhead [CALLS] [BURST]
+ * BURST > 0 pauses 30 ms (untimed) after every BURST calls, so the watchdog can
+ * recycle event slots: without pauses 10^7 calls/s exhaust the 4096-event pool and
+ * the rest would measure the pool-full path instead of the event bookkeeping. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "nccl_abi.h"
+
+ncclResult_t ncclAllReduce(const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t, cudaStream_t);
+ncclResult_t ncclCommInitRank(ncclComm_t *, int, ncclUniqueId, int);
+
+#define BATCH 100
+
+static uint64_t now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int cmp(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+int main(int argc, char **argv) {
+  long calls = argc > 1 ? atol(argv[1]) : 1000000;
+  long burst = argc > 2 ? atol(argv[2]) : 0;
+  long nb = calls / BATCH;
+  if (nb < 1)
+    nb = 1;
+  ncclUniqueId id;
+  memset(&id, 0, sizeof id);
+  ncclComm_t c;
+  if (ncclCommInitRank(&c, 1, id, 0) != ncclSuccess)
+    return 1;
+  static float buf[8];
+  cudaStream_t s = (cudaStream_t)(uintptr_t)0x5000;
+  for (int i = 0; i < 10000; i++) /* warm up: lazy lookups, page faults of the first records */
+    ncclAllReduce(buf, buf, 2, (ncclDataType_t)7, (ncclRedOp_t)0, c, s);
+  double *per = malloc((size_t)nb * sizeof *per);
+  double total = 0;
+  for (long b = 0; b < nb; b++) {
+    if (burst > 0 && b > 0 && (b * BATCH) % burst == 0) {
+      struct timespec pause = {0, 30000000};
+      nanosleep(&pause, NULL);
+    }
+    uint64_t t0 = now();
+    for (int i = 0; i < BATCH; i++)
+      ncclAllReduce(buf, buf, 2, (ncclDataType_t)7, (ncclRedOp_t)0, c, s);
+    per[b] = (double)(now() - t0) / BATCH;
+    total += per[b];
+  }
+  qsort(per, (size_t)nb, sizeof *per, cmp);
+  printf("calls=%ld median_ns=%.1f p90_ns=%.1f mean_ns=%.1f\n", nb * BATCH, per[nb / 2],
+         per[nb * 9 / 10], total / (double)nb);
+  free(per);
+  return 0;
+}
