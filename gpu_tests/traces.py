@@ -66,8 +66,6 @@ def _norm(rec, rank):
     if not isinstance(api, str):
         return None
     r = _first(rec, ("comm_rank",))
-    if rank is None and isinstance(r, int):
-        rank = r
     times = rec.get("times") if isinstance(rec.get("times"), dict) else rec
     return {
         "rank": rank, "api": api, "rc": _rc(_first(rec, _RC)),
@@ -79,12 +77,33 @@ def _norm(rec, rank):
                            "complete"),
         "aux0": _first(rec, ("aux0", "async_state", "state_out")),
         "flags": _first(rec, ("flags",)),
+        "site": rec.get("site") if isinstance(rec.get("site"), dict) else None,
     }
 
 
+def _trace_rank(header, recs):
+    """A process's rank: the launcher's (mpirun/torchrun environment), else the first
+    communicator rank it recorded (calls without a communicator carry -1)."""
+    r = header.get("launcher_rank") if isinstance(header, dict) else None
+    if isinstance(r, int) and r >= 0:
+        return r
+    return next((x["comm_rank"] for x in recs if isinstance(x.get("comm_rank"), int)
+                 and x["comm_rank"] >= 0), None)
+
+
 def from_export(doc):
-    """Records grouped by rank from an export document (any nesting)."""
+    """Records grouped by rank from an export document: {"traces":[{"header","records"}]}
+    as `lockstep trace export` writes it; other shapes are searched for record lists."""
     out = {}
+    if isinstance(doc, dict) and isinstance(doc.get("traces"), list):
+        for t in doc["traces"]:
+            recs = [n for n in (_norm(x, None) for x in t.get("records") or []) if n]
+            rank = _trace_rank(t.get("header") or {}, recs)
+            for n in recs:
+                n["rank"] = rank
+            if recs:
+                out.setdefault(rank, []).extend(recs)
+        return out
 
     def walk(node, rank):
         if isinstance(node, dict):
@@ -95,6 +114,8 @@ def from_export(doc):
             if isinstance(here, int) and here >= 0:
                 rank = here
             for k, v in node.items():
+                if k in ("apis", "modules"):
+                    continue
                 if isinstance(v, list) and v and all(isinstance(x, dict) for x in v) and \
                         any(_first(x, _API) is not None for x in v[:8]):
                     for x in v:
@@ -141,12 +162,15 @@ def from_raw(trace_dir):
             if state == 0:
                 continue
             recs.append({
-                "rank": lrank if lrank >= 0 else crank, "api": apis[api] if api < len(apis) else "?",
+                "rank": lrank, "api": apis[api] if api < len(apis) else "?",
                 "rc": rc if state == 2 else None, "depth": depth, "seq": seq, "comm": comm,
                 "comm_rank": crank, "t_enter": te, "t_exit": tx if state == 2 else None,
                 "t_complete": tc if flags & 0x4 else None, "aux0": aux0, "flags": flags})
         if recs:
-            out.setdefault(recs[0]["rank"], []).extend(recs)
+            rank = _trace_rank({"launcher_rank": lrank}, recs)
+            for x in recs:
+                x["rank"] = rank
+            out.setdefault(rank, []).extend(recs)
     return out
 
 
