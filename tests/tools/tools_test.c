@@ -619,6 +619,17 @@ static void case_errors(void) {
   CHECK(strstr(out_buf, "1 later call on this rank too"), "later calls counted:\n%s", out_buf);
   CHECK(strstr(out_buf, "never returned"), "entered call reported:\n%s", out_buf);
 
+  /* A clean exit before the recorder saw the device finish: not evidence. */
+  dir = case_dir("unobserved");
+  for (int rk = 0; rk < 2; rk++) {
+    struct tb *t = tb_new(rk, 2);
+    ar(t, 0, S_A)->flags = rk ? LS_REC_EVENT_RECORDED : (LS_REC_EVENT_RECORDED | LS_REC_COMPLETED);
+    tb_write(t, dir);
+  }
+  rc = run("compare", dir, NULL);
+  CHECK(rc == 0 && strstr(out_buf, "1 call was not observed completing"), "unobserved at clean exit: %d\n%s", rc,
+        out_buf);
+
   /* The watchdog reported rank 1's seq 0. */
   dir = case_dir("timeout");
   for (int rk = 0; rk < 2; rk++) {

@@ -1,0 +1,47 @@
+/* e2e_prog.c — a two-rank NCCL program for the trace tools' end-to-end test:
+ * run under `lockstep run` against the stand-in libnccl.so.2 (a test double
+ * that mimics return codes only; the real evidence is gpu_tests/), then
+ * compare / export / confirm its traces. RANK comes from the environment.
+ *   e2e_prog ok | opmismatch | skip
+ * The E2E: markers name lines the test script looks up. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nccl_abi.h"
+
+ncclResult_t ncclAllReduce(const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t, cudaStream_t);
+ncclResult_t ncclBroadcast(const void *, void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t);
+ncclResult_t ncclCommInitRank(ncclComm_t *, int, ncclUniqueId, int);
+ncclResult_t ncclCommDestroy(ncclComm_t);
+
+#define F32 ((ncclDataType_t)7)
+#define SUM ((ncclRedOp_t)0)
+#define STREAM ((cudaStream_t)(uintptr_t)0x5000)
+
+static float buf[16];
+
+int main(int argc, char **argv) {
+  const char *mode = argc > 1 ? argv[1] : "ok";
+  const char *r = getenv("RANK");
+  int rank = r ? atoi(r) : 0;
+  ncclUniqueId id;
+  memset(&id, 0, sizeof id);
+  snprintf(id.internal, sizeof id.internal, "e2e/%s", getenv("LS_TEST_UID") ? getenv("LS_TEST_UID") : mode);
+  ncclComm_t comm = NULL;
+  if (ncclCommInitRank(&comm, 2, id, rank) != ncclSuccess)
+    return 3;
+  ncclAllReduce(buf, buf, 4, F32, SUM, comm, STREAM); /* E2E:first */
+  if (!strcmp(mode, "opmismatch") && rank == 1)
+    ncclAllReduce(buf, buf, 4, F32, SUM, comm, STREAM); /* E2E:opmismatch-b */
+  else
+    ncclBroadcast(buf, buf, 4, F32, 0, comm, STREAM); /* E2E:opmismatch-a */
+  if (!strcmp(mode, "skip") && rank == 1) {
+    ncclCommDestroy(comm);
+    return 0;
+  }
+  ncclAllReduce(buf, buf, 8, F32, SUM, comm, STREAM); /* E2E:skip */
+  ncclCommDestroy(comm);
+  return 0;
+}
