@@ -58,9 +58,12 @@ build_fixtures() {
 }
 
 if [ "${1:-}" = "--compile-only" ]; then
+  # The scripts first (no toolchain needed), then the C programs.
+  for f in "$ROOT"/gpu_tests/*.sh; do bash -n "$f" || exit 1; done
+  python3 -m py_compile "$ROOT"/gpu_tests/*.py || exit 1
   find_cuda || { echo "run_all: nvcc, mpicc or nccl.h missing: compile check skipped"; exit 77; }
   out=${2:-$(mktemp -d)}
-  build_programs "$out" && echo "run_all: gpu_tests programs compile ($out)"
+  build_programs "$out" && build_fixtures "$out" && echo "run_all: gpu_tests programs compile ($out)"
   exit $?
 fi
 
