@@ -45,7 +45,21 @@ __attribute__((constructor)) static void ls_nccl_hooks_init(void) {
 
 static uint64_t g_initall_ordinal; /* atomic */
 
+/* Queries (async error, rank, size) are polled in loops by frameworks (PyTorch's
+ * watchdog calls ncclCommGetAsyncError continuously): recording every one would fill
+ * the trace with nothing. They never hang, so they are recorded after the fact and
+ * only when they say something: an error, or an async state other than success.
+ * LOCKSTEP_RECORD_QUERIES=1 records them all. */
+static int is_query(const struct ls_call *c) {
+  return c->kind == LS_KIND_ASYNC_ERROR_QUERY || c->kind == LS_KIND_RANK_QUERY ||
+         c->kind == LS_KIND_SIZE_QUERY;
+}
+
 void ls_nccl_pre(struct ls_call *c) {
+  if (is_query(c) && !ls_record_queries()) {
+    c->h0 = 1; /* deferred: see ls_nccl_post */
+    return;
+  }
   switch (c->kind) {
   case LS_KIND_COMM_SPLIT: {
     struct ls_comm *parent = ls_comm_lookup(c->args.comm);
@@ -81,6 +95,16 @@ static void note_new(struct ls_call *c, struct ls_comm *cm) {
 }
 
 void ls_nccl_post(struct ls_call *c, int64_t rc) {
+  if (is_query(c) && c->h0 == 1) {
+    int say = rc != ncclSuccess ||
+              (c->kind == LS_KIND_ASYNC_ERROR_QUERY && c->args.out_async_state &&
+               *(ncclResult_t *)c->args.out_async_state != ncclSuccess);
+    if (!say) {
+      ls_call_exit(c, rc); /* no record: only releases the guard */
+      return;
+    }
+    ls_call_enter(c);
+  }
   int created = rc == ncclSuccess || rc == ncclInProgress;
   switch (c->kind) {
   case LS_KIND_COMM_INIT: {

@@ -479,7 +479,12 @@ static void at_fork_child(void) {
   __atomic_store_n(&g_init, LS_INIT_NONE, __ATOMIC_RELEASE);
 }
 
+static int g_record_queries;
+int ls_record_queries(void) { return g_record_queries; }
+
 static void read_config(void) {
+  const char *q = getenv("LOCKSTEP_RECORD_QUERIES");
+  g_record_queries = q && *q && strcmp(q, "0") != 0;
   const char *t = getenv("LOCKSTEP_TIMEOUT");
   double sec = t && *t ? strtod(t, NULL) : 60.0;
   ls_g.timeout_ns = sec > 0 ? (uint64_t)(sec * 1e9) : 0;

@@ -124,6 +124,9 @@ LS_HIDDEN void ls_set_abort_hook(uint16_t family, ls_abort_fn fn);
 typedef void (*ls_rank_query_fn)(const void *handle, int *rank, int *size);
 LS_HIDDEN void ls_set_rank_query_hook(uint16_t family, ls_rank_query_fn fn);
 
+/* LOCKSTEP_RECORD_QUERIES=1: record every query call, not only informative ones. */
+LS_HIDDEN int ls_record_queries(void);
+
 /* Monotonic nanoseconds. */
 LS_HIDDEN uint64_t ls_now_ns(void);
 

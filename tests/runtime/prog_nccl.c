@@ -1,6 +1,6 @@
 /* prog_nccl.c — NCCL test program for the recorder's CPU tests, linked against the
  * stand-in libnccl.so.2 (a test double). One process is one rank: RANK and
- * WORLD_SIZE come from the environment (default 0 / 1); the unique id is derived
+ * WORLD_SIZE (or Open MPI's OMPI_COMM_WORLD_*) come from the environment (default 0 / 1); the unique id is derived
  * from LS_TEST_UID so ranks started separately share a communicator identity.
  *   prog_nccl basic | rc | threads [T N] | split | hang [SEC] | loop N [USEC]
  * Every scenario checks the return codes it expects and exits 1 on a surprise; `rc`
@@ -237,6 +237,8 @@ static void loop(long n, long usec) {
 
 int main(int argc, char **argv) {
   const char *r = getenv("RANK"), *w = getenv("WORLD_SIZE");
+  if (!r) /* started by mpirun */
+    r = getenv("OMPI_COMM_WORLD_RANK"), w = getenv("OMPI_COMM_WORLD_SIZE");
   rank = r ? atoi(r) : 0;
   const char *sl = getenv("LS_TEST_SLEEP_US");
   sleep_us = sl ? atol(sl) : 0;
