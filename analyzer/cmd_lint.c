@@ -76,7 +76,7 @@ static int starts(const char *s, const char *p) { return !strncmp(s, p, strlen(p
 
 /* Compilation-database arguments to what libclang accepts: drop the compiler, -c/-o,
  * dependency-file flags and nvcc-only flags; keep includes, defines, language flags. */
-static void translate(ls_arena *a, struct input *in, CXCompileCommand cmd, const char *file) {
+static void translate(ls_arena *a, struct input *in, CXCompileCommand cmd, const char *file, const char *dir) {
   unsigned n = clang_CompileCommand_getNumArgs(cmd);
   static const char *skip1[] = {"-c", "-MD", "-MMD", "-MP", "-Werror", "--expt-relaxed-constexpr",
                                 "--expt-extended-lambda", "--extended-lambda", "-lineinfo", "--use_fast_math",
@@ -134,8 +134,10 @@ static void translate(ls_arena *a, struct input *in, CXCompileCommand cmd, const
     if (!done && starts(arg, "--std="))
       keep = ls_strdup(a, arg + 1);
     if (!done && !keep) {
-      char ra[PATH_MAX];
-      if (!strcmp(arg, file) || (arg[0] != '-' && realpath(arg, ra) && !strcmp(ra, real_file)))
+      char ra[PATH_MAX], rel[PATH_MAX * 2];
+      snprintf(rel, sizeof rel, "%s/%s", dir && *dir && arg[0] != '/' ? dir : "", arg);
+      const char *cand = dir && *dir && arg[0] != '/' ? rel : arg;
+      if (!strcmp(arg, file) || (arg[0] != '-' && realpath(cand, ra) && !strcmp(ra, real_file)))
         done = 1; /* the source file itself; libclang adds it */
       else
         keep = ls_strdup(a, arg);
@@ -191,7 +193,7 @@ static int load_cdb(ls_arena *a, const char *dir, char **named, int nnamed, ls_v
         sprintf(wd, "-working-directory=%s", d);
         ls_vec_push(&in->args, wd);
       }
-      translate(a, in, cmd, path);
+      translate(a, in, cmd, path, d);
       in->cuda |= ls_is_cuda_file(in->file);
       ls_vec_push(inputs, in);
     }

@@ -488,7 +488,11 @@ void ls_cuda_flags(ls_vec *args, const ls_parse_opts *o) {
   ls_vec_push(args, "-x");
   ls_vec_push(args, "cuda");
   ls_vec_push(args, "--cuda-host-only");
-  ls_vec_push(args, "-nocudainc");
+  /* clang's CUDA wrapper headers parse real code (nccl-tests, xgboost) once our folder
+   * supplies what CUDA 13 removed; without that folder, -nocudainc is the fallback that
+   * still parses simple files. */
+  if (!o->cuda_include)
+    ls_vec_push(args, "-nocudainc");
   ls_vec_push(args, "-Wno-unknown-cuda-version");
   ls_vec_push(args, buf[0]);
   if (o->cuda_include) {

@@ -1,0 +1,46 @@
+# tests/analyzer.cmake — lockstep lint: unit tests of the CFG and the taint analysis, the
+# input-error contract (message + exit 2), output formats, suppression and -p.
+if(LOCKSTEP_ANALYZER AND TARGET lockstep)
+  set(_an ${CMAKE_CURRENT_SOURCE_DIR}/analyzer)
+  set(_in ${_an}/inputs)
+  set(_expect bash ${_an}/expect.sh)
+  set(_cuda -- -I/usr/local/cuda/include)
+
+  add_executable(test_analyzer ${_an}/test_analyzer.c)
+  target_compile_options(test_analyzer PRIVATE ${LOCKSTEP_WARNINGS})
+  target_link_libraries(test_analyzer PRIVATE lockstep_analyzer)
+  add_test(NAME analyzer.unit.cfg_taint
+           COMMAND test_analyzer ${PROJECT_SOURCE_DIR}/rules ${LIBCLANG_RESOURCE_DIR} ${_an}/cfg_cases.c)
+
+  macro(lint_test name rc regex)
+    add_test(NAME analyzer.${name} COMMAND ${_expect} ${rc} "${regex}" -- $<TARGET_FILE:lockstep> lint ${ARGN})
+    set_tests_properties(analyzer.${name} PROPERTIES TIMEOUT 60 LABELS analyzer)
+  endmacro()
+  lint_test(help 0 "usage: lockstep lint" --help)
+  lint_test(no_input 2 "no input files")
+  lint_test(bad_option 2 "unknown option '--bogus'" --bogus x.c)
+  lint_test(bad_format 2 "unknown format 'xml'" --format=xml ${_in}/clean.c)
+  lint_test(missing_file 2 "nope\\.c: error: No such file" ${_in}/nope.c)
+  lint_test(unparsable_file 2 "garbage\\.c: error: cannot be parsed" ${_in}/garbage.c)
+  lint_test(rules_syntax 2 "bad_syntax\\.json:4:40: error: invalid JSON" --rules ${_in}/bad_syntax.json ${_in}/clean.c)
+  lint_test(rules_type 2 "bad_type\\.json: error: functions.0.: \"name\" must be a non-empty string"
+            --rules ${_in}/bad_type.json ${_in}/clean.c)
+  lint_test(rules_missing 2 "bad_missing\\.json: error: functions.0.: missing required key \"name\""
+            --rules ${_in}/bad_missing.json ${_in}/clean.c)
+  lint_test(rules_shape 2 "bad_shape\\.json: error: \"functions\" must be an array" --rules ${_in}/bad_shape.json ${_in}/clean.c)
+  lint_test(rules_source 2 "bad_source\\.json: error: rank_sources.0.: \"arg\" needs \"values\""
+            --rules ${_in}/bad_source.json ${_in}/clean.c)
+  lint_test(rules_toplevel 2 "bad_toplevel\\.json: error: top level must be a JSON object"
+            --rules ${_in}/bad_toplevel.json ${_in}/clean.c)
+  lint_test(rules_empty 2 "bad_empty\\.json:1:1: error: invalid JSON" --rules ${_in}/bad_empty.json ${_in}/clean.c)
+  lint_test(rules_unreadable 2 "nothere\\.json: error: cannot read rules file" --rules ${_in}/nothere.json ${_in}/clean.c)
+  lint_test(clean_exit0 0 "^$" ${_in}/clean.c ${_cuda})
+  lint_test(text_format 1 "cdb_b\\.c:9:3: warning: .*.rank-divergent-collective." ${_in}/cdb_a.c ${_in}/cdb_b.c ${_cuda})
+  lint_test(json_format 1 "\"fingerprint\":[ \t]*\"[0-9a-f]{16}\"" --format=json ${_in}/cdb_a.c ${_in}/cdb_b.c ${_cuda})
+  lint_test(suppression 0 "^$" ${_in}/suppressed.c ${_cuda})
+  lint_test(verify_mismatch 1 "cdb_b\\.c:9:3: error: unexpected warning .rank-divergent-collective."
+            --verify ${_in}/cdb_a.c ${_in}/cdb_b.c ${_cuda})
+  add_test(NAME analyzer.compile_commands
+           COMMAND bash ${_an}/cdb_test.sh $<TARGET_FILE:lockstep> ${_in} ${CMAKE_CURRENT_BINARY_DIR}/analyzer_cdb)
+  set_tests_properties(analyzer.unit.cfg_taint analyzer.compile_commands PROPERTIES TIMEOUT 120 LABELS analyzer)
+endif()

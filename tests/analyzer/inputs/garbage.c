@@ -1,0 +1,1 @@
+garbage  not C at all {{{ ]]] ))
