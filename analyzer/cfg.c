@@ -148,7 +148,10 @@ static void expr(struct builder *b, ls_node *n) {
   case CXCursor_CallExpr:
     item(b, n);
     if (is_noreturn_call(n)) {
-      edge(b, cur(b), b->f->abort_blk);
+      /* a job-wide abort takes every rank down: no rank is left waiting in a collective */
+      int all = (n->ent->rule && !strcmp(n->ent->rule->kind_name, "comm_abort")) ||
+                (n->ent->def && n->ent->def->kills_all);
+      edge(b, cur(b), all ? b->f->killall : b->f->abort_blk);
       b->cur = NULL;
     }
     break;
@@ -436,6 +439,7 @@ void ls_cfg_build(ls_program *p, ls_func *f) {
   f->exit = new_block(&b);
   f->abort_blk = new_block(&b);
   f->vexit = new_block(&b);
+  f->killall = new_block(&b);
   b.cur = f->entry;
   stmt(&b, f->body);
   if (b.cur)
@@ -467,6 +471,7 @@ void ls_cfg_build(ls_program *p, ls_func *f) {
       }
   }
   f->noreturn = !seen[f->exit->id];
+  f->kills_all = f->noreturn && !seen[f->abort_blk->id] && seen[f->killall->id];
   free(stack);
   free(seen);
 }
@@ -551,7 +556,7 @@ void ls_cfg_dump(const ls_func *f, FILE *out) {
   st[sp++] = f->entry;
   while (sp) {
     ls_block *k = st[--sp];
-    if (num[k->id] >= 0 || k == f->exit || k == f->abort_blk || k == f->vexit)
+    if (num[k->id] >= 0 || k == f->exit || k == f->abort_blk || k == f->vexit || k == f->killall)
       continue;
     num[k->id] = cnt;
     order[cnt++] = k;
@@ -571,7 +576,7 @@ void ls_cfg_dump(const ls_func *f, FILE *out) {
       ls_block *q = k->succ[s];
       if (q == f->exit)
         fprintf(out, " EXIT");
-      else if (q == f->abort_blk)
+      else if (q == f->abort_blk || q == f->killall)
         fprintf(out, " ABORT");
       else
         fprintf(out, " B%d", num[q->id]);

@@ -203,8 +203,8 @@ static struct seq seq_of(struct ctx *c, ls_block *k) {
   struct seq none = {0, 0, -1, 0};
   if (!k || k == f->vexit || k == f->exit)
     return none;
-  if (k == f->abort_blk) {
-    none.ends = 1;
+  if (k == f->abort_blk || k == f->killall) {
+    none.ends = k == f->abort_blk ? 1 : 2;
     return none;
   }
   if (k->hstate == 2) {
@@ -277,7 +277,7 @@ static int is_stop(ls_block *k, ls_block **stops, int nstops) {
 static void walk(struct ctx *c, ls_block *k, ls_block **stops, int nstops, struct evlist *out, int p2p) {
   ls_func *f = c->f;
   while (k && !is_stop(k, stops, nstops) && k->mark != c->gen) {
-    if (k == f->exit || k == f->abort_blk || k == f->vexit) {
+    if (k == f->exit || k == f->abort_blk || k == f->vexit || k == f->killall) {
       out->exited = 1;
       return;
     }
@@ -293,7 +293,7 @@ static void walk(struct ctx *c, ls_block *k, ls_block **stops, int nstops, struc
       ls_block *best = NULL;
       for (int i = 0; i < k->nsucc; i++) {
         ls_block *s = k->succ[i];
-        if (s == f->abort_blk || (s->hstate == 2 && s->ends))
+        if (s == f->abort_blk || s == f->killall || (s->hstate == 2 && s->ends))
           continue;
         if (!best || (s->hstate == 2 && best->hstate == 2 && s->len > best->len))
           best = s;
@@ -369,13 +369,15 @@ static void check_branch(struct ctx *c, ls_block *b) {
    * the function exit, so the survivors' collectives count as skipped by the others. */
   int aborts = 0;
   for (int i = 0; i < b->nsucc; i++)
-    aborts |= seq_of(c, b->succ[i]).ends;
+    aborts |= seq_of(c, b->succ[i]).ends == 1;
   if (aborts)
     P = f->vexit;
   struct seq sp = seq_of(c, P);
   struct seq r0 = {0};
   int differ = 0, have = 0;
   for (int i = 0; i < b->nsucc; i++) {
+    if (seq_of(c, b->succ[i]).ends == 2)
+      continue; /* a job-wide abort leaves nobody waiting */
     struct seq r = region(seq_of(c, b->succ[i]), sp);
     if (have && (r.h != r0.h || r.len != r0.len))
       differ = 1;
@@ -387,14 +389,20 @@ static void check_branch(struct ctx *c, ls_block *b) {
     return;
   /* Two alternatives that differ: the first successor vs the first that differs from it. */
   struct evlist la = {.n = 0}, lb = {.n = 0};
-  int ia = 0, ib = 1;
-  for (int i = 1; i < b->nsucc; i++) {
+  int ia = 0, ib = b->nsucc;
+  while (ia < b->nsucc && seq_of(c, b->succ[ia]).ends == 2)
+    ia++;
+  for (int i = ia + 1; i < b->nsucc; i++) {
+    if (seq_of(c, b->succ[i]).ends == 2)
+      continue;
     struct seq r = region(seq_of(c, b->succ[i]), sp);
     if (r.h != r0.h || r.len != r0.len) {
       ib = i;
       break;
     }
   }
+  if (ia >= b->nsucc || ib >= b->nsucc)
+    return;
   ls_block *stops[1] = {P};
   c->gen++;
   b->mark = c->gen;
@@ -412,6 +420,10 @@ static void check_branch(struct ctx *c, ls_block *b) {
   }
   ls_node *at = i < la.n ? la.v[i] : i < lb.n ? lb.v[i] : NULL;
   ls_node *other = at == (i < la.n ? la.v[i] : NULL) ? (i < lb.n ? lb.v[i] : NULL) : (i < la.n ? la.v[i] : NULL);
+  if (!at) { /* the flat lists hide the difference (a nested uniform choice): point at the first */
+    at = la.n ? la.v[0] : lb.n ? lb.v[0] : NULL;
+    other = NULL;
+  }
   if (!at)
     return; /* the difference lies in paths that do not return; nothing to point at */
   ls_node *cn = b->cond;

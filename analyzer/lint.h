@@ -137,6 +137,8 @@ typedef struct ls_func {
   ls_node *body;
   ls_block **blocks; int nblocks;
   ls_block *entry, *exit, *abort_blk, *vexit;
+  ls_block *killall;        /* sink of job-wide aborts (rules kind comm_abort, e.g. MPI_Abort) */
+  int kills_all;            /* every path ends in a job-wide abort */
   int group_net, group_helper, analyzed, visiting;
   int noreturn;             /* no path reaches the normal exit */
 } ls_func;

@@ -248,6 +248,38 @@ static void apply(struct run *r, ls_node *n) {
   }
 }
 
+/* Implicit flow: blocks control-dependent on a rank-dependent branch get its origin, and
+ * plain assignments there make their target rank-dependent (`if (rank) op = ncclMax;`). */
+static void implicit_flow(struct run *r) {
+  ls_func *f = r->f;
+  for (int b = 0; b < f->nblocks; b++)
+    f->blocks[b]->cond_taint = NULL;
+  for (int b = 0; b < f->nblocks; b++) {
+    ls_block *k = f->blocks[b];
+    if (!k->cond || k->nsucc < 2)
+      continue;
+    const ls_origin *o = ls_expr_taint(r->p, k->cond);
+    if (!o)
+      continue;
+    for (int s = 0; s < k->nsucc; s++)
+      for (ls_block *q = k->succ[s]; q && q != k->ipdom && q != f->vexit && !q->cond_taint; q = q->ipdom)
+        q->cond_taint = o;
+  }
+  for (int b = 0; b < f->nblocks; b++) {
+    ls_block *k = f->blocks[b];
+    if (!k->cond_taint)
+      continue;
+    for (int j = 0; j < k->nitems; j++) {
+      ls_node *n = k->items[j];
+      if ((n->kind == CXCursor_BinaryOperator || n->kind == CXCursor_CompoundAssignOperator) && n->nkids == 2) {
+        int level = 0;
+        ls_entity *t = target_of(n->kids[0], &level);
+        taint_ent(r, t, k->cond_taint, level);
+      }
+    }
+  }
+}
+
 void ls_taint_run(ls_program *p) {
   struct run r = {.p = p};
   for (int iter = 0; iter < 64; iter++) {
@@ -259,6 +291,7 @@ void ls_taint_run(ls_program *p) {
         for (int j = 0; j < k->nitems; j++)
           apply(&r, k->items[j]);
       }
+      implicit_flow(&r);
     }
     if (!r.changed)
       break;
