@@ -233,7 +233,7 @@ class Suite:
                 w.writeheader()
                 w.writerows(calls)
         ok = rc == 0 and len(rows) == len(VARIANTS) * self.n and all(r["result"] == "PASS" for r in rows)
-        tr_ok = all(r["trace_check"] == "agree" for r in rows)
+        tr_ok = bool(rows) and all(r["trace_check"] == "agree" for r in rows)
         self.summary["steps"]["native_semantics"] = {
             "rc": rc, "rows": len(rows), "expected_rows": len(VARIANTS) * self.n,
             "pass": ok, "trace_source": source, "trace_agrees": tr_ok,
@@ -396,8 +396,8 @@ class Suite:
             names = [x.split("#")[0].strip() for x in open(sel) if x.split("#")[0].strip()]
         results = []
         md = [f"## 3. Failure matrix: lint -> run under lockstep -> compare -> confirm ({self.n} ranks)", "",
-              "| fixture | RUNTIME expects | lint findings | run rc | compare | class / seq / ranks seen | confirm | verdict |",
-              "|---|---|---|---|---|---|---|---|"]
+              "| fixture | RUNTIME expects | lint findings | run rc (s) | lockstep watchdog | compare | class / seq / ranks seen | confirm (per finding) | verdict |",
+              "|---|---|---|---|---|---|---|---|---|"]
         for name in names:
             src = os.path.join(self.root, name)
             base = os.path.splitext(os.path.basename(name))[0]
@@ -405,7 +405,7 @@ class Suite:
             results.append(res)
             if not os.path.exists(src):
                 res["verdict"] = "MISSING"
-                md.append(f"| {name} | - | - | - | - | - | - | MISSING (not on this checkout) |")
+                md.append(f"| {name} | - | - | - | - | - | - | - | MISSING (not on this checkout) |")
                 continue
             meta = self.fixture_meta(src)
             res["expect"] = meta
@@ -419,18 +419,19 @@ class Suite:
             res["lint_findings"] = nfind
             if meta["ranks"] > self.n or self.left() < 30:
                 res["verdict"] = "SKIPPED"
-                md.append(f"| {base} | {meta['runtime']} | {nfind} | - | - | - | - | SKIPPED "
+                md.append(f"| {base} | {meta['runtime']} | {nfind} | - | - | - | - | - | SKIPPED "
                           f"({'needs ' + str(meta['ranks']) + ' ranks' if meta['ranks'] > self.n else 'time budget'}) |")
                 continue
             if not os.path.exists(exe):
                 res["verdict"] = "BUILD FAILED"
-                md.append(f"| {base} | {meta['runtime']} | {nfind} | - | - | - | - | BUILD FAILED |")
+                md.append(f"| {base} | {meta['runtime']} | {nfind} | - | - | - | - | - | BUILD FAILED |")
                 continue
             tr = os.path.join(self.work, "traces", "fx", base)
             env = dict(os.environ, FIXTURE_TIMEOUT_S=os.environ.get("GT_FIXTURE_TIMEOUT", "10"))
-            rc, _, el = self.run(f"fixture-{base}",
-                                 self.under_lockstep(tr, self.mpirun([exe]), 5, "exit"), 45, env=env)
-            res.update(run_rc=rc, run_s=round(el, 2))
+            rc, lines, el = self.run(f"fixture-{base}",
+                                     self.under_lockstep(tr, self.mpirun([exe]), 5, "exit"), 45, env=env)
+            wd = [ln for _, ln in lines if re.search(r"lockstep: rank \d+: seq \d+ .* not complete after", ln)]
+            res.update(run_rc=rc, run_s=round(el, 2), watchdog=wd[:4])
             crc, cdoc = (None, None)
             if self.have_tool.get("compare"):
                 crc, cdoc = self.tool_json(f"compare-{base}", ["compare", "--format=json", tr])
@@ -458,6 +459,8 @@ class Suite:
                 rk_ok = meta["ranks_expected"] is None or \
                     sorted(first.get("ranks") or []) == sorted(meta["ranks_expected"])
                 cmp_ok = status == "divergent" and cls_ok and seq_ok and rk_ok
+                if meta["class"] in ("skip", "timeout"):  # issue 3: the watchdog must fire
+                    cmp_ok = cmp_ok and bool(wd)
             # A flagged fixture is confirmed when at least one of its findings is (a
             # finding on a line the diverged run never reached stays not-exercised).
             if nfind and meta["class"] != "consistent":
@@ -469,12 +472,13 @@ class Suite:
                    f"compare {'ok' if cmp_ok else 'WRONG'}, confirm {'ok' if conf_ok else 'WRONG'}")
             res["verdict"] = "PASS" if ok else "FAIL"
             res["why"] = why
+            wds = (wd[0].split("lockstep: ", 1)[-1][:90] if wd else "-").replace("|", "/")
             md.append(f"| {base} | {meta['runtime']} | {nfind if nfind is not None else 'no lint json'} | "
-                      f"{rc} | {status or ('n/a' if crc is None else 'rc ' + str(crc))} | {seen} | "
-                      f"{', '.join(states) or ('n/a' if frc is None else 'rc ' + str(frc))} | "
+                      f"{rc} ({el:.1f}) | {wds} | {status or ('n/a' if crc is None else 'rc ' + str(crc))} | {seen} | "
+                      f"{', '.join(states) or ('n/a' if frc is None else 'no findings' if not nfind else 'rc ' + str(frc))} | "
                       f"{res['verdict']} ({why}) |")
         if not names:
-            md.append("| (gpu_tests/matrix.txt lists no fixtures) | | | | | | | |")
+            md.append("| (gpu_tests/matrix.txt lists no fixtures) | | | | | | | | |")
         with open(os.path.join(self.out, "failure_matrix.json"), "w") as f:
             json.dump({"nranks": self.n, "results": results}, f, indent=1)
         self.summary["steps"]["failure_matrix"] = {
@@ -776,6 +780,39 @@ class Suite:
         self.md += md
 
     # ------------------------------------------------------------ finish
+    def verdicts(self):
+        """One line per step for the top of the report and the console."""
+        st, out = self.summary["steps"], []
+        n = st.get("native_semantics")
+        if n:
+            out.append(f"native semantics: {'PASS' if n['pass'] else 'FAIL'} ({n['rows']}/{n['expected_rows']} rank rows); "
+                       f"trace agrees: {'yes' if n['trace_agrees'] else 'NO'} (source: {n['trace_source']})")
+        t = st.get("completion_timing")
+        if t:
+            out.append("completion: " + "; ".join(
+                f"{k}: ready after GroupEnd {v['ready_after_group_end']}/{v['rank_cycles']}, "
+                f"host {f3(v['host_median_us'])} us vs CUDA {f3(v['cuda_median_us'])} us"
+                + (f", lockstep saw completion after GroupEnd {v['ls_completion_after_group_end']}"
+                   if v.get("ls_completion_after_group_end") else "") for k, v in t.items()))
+        m = st.get("failure_matrix")
+        if m:
+            ok = sum(1 for v in m.values() if v == "PASS")
+            out.append(f"failure matrix: {ok}/{len(m)} PASS (" + ", ".join(
+                f"{os.path.splitext(os.path.basename(k))[0]} {v}" for k, v in m.items()) + ")")
+        tq = st.get("torch")
+        if tq:
+            c = tq.get("cost_us", {})
+            nb, de, ls = c.get("A/plain/8B"), c.get("A/detail/8B"), c.get("B/plain/8B")
+            out.append(f"pytorch: {len(tq['matrix'])} runs; 8 B all_reduce DETAIL/neither "
+                       f"{f3(de / nb) if nb and de else 'n/a'}, lockstep/neither {f3(ls / nb) if nb and ls else 'n/a'}")
+        b = st.get("bench")
+        if b:
+            x8, xl = b.get("8", {}), b.get(str(256 << 20), {})
+            out.append(f"bench: 8 B in-process {f3(x8.get('in_process_ratio'))} (target <= 1.03), cross-process "
+                       f"{f3(x8.get('cross_process_ratio'))}; 256 MiB in-process {f3(xl.get('in_process_ratio'))} "
+                       f"(target <= 1.005), cross-process {f3(xl.get('cross_process_ratio'))}")
+        return out
+
     def finish(self):
         head = [f"# GPU suite results: {self.summary['date']}, {self.summary['machine']}, "
                 f"{self.n} ranks", "",
@@ -783,6 +820,8 @@ class Suite:
                 "Raw data beside this file: native_semantics.csv, completion_timing.csv, "
                 "failure_matrix.json, torch.json, bench_allreduce.csv, summary.json, logs.tar.gz.", "",
                 f"lockstep available: {json.dumps(self.summary['lockstep'])}", ""]
+        self.summary["verdicts"] = self.verdicts()
+        head += ["## Summary", ""] + [f"- {v}" for v in self.summary["verdicts"]] + [""]
         for n in self.summary["notes"]:
             head.append(f"- note: {n}")
         env = self.summary.get("env", {})
@@ -800,6 +839,7 @@ class Suite:
                 if os.path.exists(p):
                     tf.add(p, arcname=sub, filter=lambda ti: ti if ti.size < (8 << 20) else None)
         print("\n".join(self.md), flush=True)
+        print("== summary\n" + "\n".join(self.summary["verdicts"]), flush=True)
         print(f"suite done in {self.summary['elapsed_s']} s; results in {self.out}", flush=True)
 
     def machine_env(self):
@@ -848,7 +888,8 @@ def main():
             s.summary["notes"].append(f"step {st} crashed: {type(e).__name__}: {e}")
             s.md.append(f"## step {st}: CRASHED ({type(e).__name__}: {e})\n")
     s.finish()
-    return 0
+    # 1 when any verdict failed, so a caller sees it without reading the report
+    return 1 if any("FAIL" in v or ": NO" in v for v in s.summary["verdicts"]) else 0
 
 
 if __name__ == "__main__":
