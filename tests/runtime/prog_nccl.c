@@ -3,6 +3,7 @@
  * WORLD_SIZE (or Open MPI's OMPI_COMM_WORLD_*) come from the environment (default 0 / 1); the unique id is derived
  * from LS_TEST_UID so ranks started separately share a communicator identity.
  *   prog_nccl basic | rc | threads [T N] | split | hang [SEC] | loop N [USEC]
+ *             | diverge op|count|dtype|redop|root|skip|extra
  * Every scenario checks the return codes it expects and exits 1 on a surprise; `rc`
  * also prints "rc <label> <value>" lines so a test can diff runs with and without
  * liblockstep preloaded. */
@@ -226,6 +227,31 @@ static int hang(int secs) {
   return 0;
 }
 
+/* Two ranks that disagree at seq 1 (rank 1 deviates): op, count, dtype, root,
+ * redop, peer, skip (rank 1 never issues seq 1), extra (rank 1 issues one more). */
+static void diverge(const char *how) {
+  ncclComm_t c = init("diverge");
+  int odd = rank == 1;
+  expect("seq0", ncclAllReduce(buf, buf, 8, F32, SUM, c, S), ncclSuccess);
+  if (!strcmp(how, "op") && odd)
+    ncclBroadcast(buf, buf, 8, F32, 0, c, S);
+  else if (!strcmp(how, "count") && odd)
+    ncclAllReduce(buf, buf, 9, F32, SUM, c, S);
+  else if (!strcmp(how, "dtype") && odd)
+    ncclAllReduce(buf, buf, 8, (ncclDataType_t)2, SUM, c, S);
+  else if (!strcmp(how, "redop") && odd)
+    ncclAllReduce(buf, buf, 8, F32, (ncclRedOp_t)2, c, S);
+  else if (!strcmp(how, "root"))
+    ncclBroadcast(buf, buf, 8, F32, odd ? 1 : 0, c, S);
+  else if (!strcmp(how, "skip") && odd)
+    ; /* rank 1 never issues seq 1 */
+  else
+    ncclAllReduce(buf, buf, 8, F32, SUM, c, S);
+  if (!strcmp(how, "extra") && odd)
+    ncclAllReduce(buf, buf, 8, F32, SUM, c, S);
+  ncclCommDestroy(c);
+}
+
 static void loop(long n, long usec) {
   ncclComm_t c = init("loop");
   for (long i = 0; i < n; i++) {
@@ -259,7 +285,9 @@ int main(int argc, char **argv) {
   else if (!strcmp(what, "hang")) {
     int code = hang(argc > 2 ? atoi(argv[2]) : 5);
     return failures ? 1 : code;
-  } else if (!strcmp(what, "loop"))
+  } else if (!strcmp(what, "diverge"))
+    diverge(argc > 2 ? argv[2] : "op");
+  else if (!strcmp(what, "loop"))
     loop(argc > 2 ? atol(argv[2]) : 1000, argc > 3 ? atol(argv[3]) : 0);
   else {
     fprintf(stderr, "prog_nccl: unknown scenario %s\n", what);
