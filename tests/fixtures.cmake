@@ -65,6 +65,19 @@ foreach(_fx ${LOCKSTEP_FIXTURES})
   endif()
 endforeach()
 
+# README command 1 lints all examples in one run: each file must get its own findings.
+if(_fx_have_lint)
+  find_package(Python3 COMPONENTS Interpreter QUIET)
+  if(Python3_Interpreter_FOUND)
+    add_test(NAME fixture.demo
+             COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/fixtures/check_demo.py
+                     $<TARGET_FILE:lockstep> ${PROJECT_SOURCE_DIR}/fixtures/examples
+                     ${LOCKSTEP_CUDA_INCLUDE_DIR}
+             WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+    set_tests_properties(fixture.demo PROPERTIES TIMEOUT 300 LABELS "fixtures;verify")
+  endif()
+endif()
+
 if(NOT _fx_have_lint)
   # Visible in ctest's summary instead of silently missing.
   add_test(NAME fixture.verify.unavailable
