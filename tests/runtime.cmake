@@ -26,16 +26,30 @@ set_target_properties(ls_trace_dump PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${LS_RT_
 target_include_directories(ls_trace_dump PRIVATE ${PROJECT_SOURCE_DIR}/runtime)
 target_compile_options(ls_trace_dump PRIVATE ${LOCKSTEP_WARNINGS})
 
+# PyTorch's situation: NCCL used by a library that is dlopen'ed RTLD_LOCAL.
+add_library(ls_dl_user SHARED ${LS_RT_DIR}/dl_user.c)
+set_target_properties(ls_dl_user PROPERTIES C_VISIBILITY_PRESET hidden
+  LIBRARY_OUTPUT_DIRECTORY ${LS_RT_BIN})
+target_include_directories(ls_dl_user PRIVATE ${PROJECT_SOURCE_DIR}/runtime/preload)
+target_link_libraries(ls_dl_user PRIVATE ls_standin_nccl)
+add_executable(ls_dl_main ${LS_RT_DIR}/dl_main.c)
+set_target_properties(ls_dl_main PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${LS_RT_BIN})
+target_compile_options(ls_dl_main PRIVATE ${LOCKSTEP_WARNINGS})
+target_link_libraries(ls_dl_main PRIVATE ${CMAKE_DL_LIBS})
+
 set(LS_RT_ENV
   "LS_LIB=$<TARGET_FILE:lockstep_preload>"
   "LS_PROG=$<TARGET_FILE:ls_prog_nccl>"
   "LS_DUMP=$<TARGET_FILE:ls_trace_dump>"
   "LS_BIN=$<TARGET_FILE:lockstep>"
   "LS_FAKECUDA=${LS_RT_BIN}/fakecuda"
-  "LS_TMPROOT=${LS_RT_BIN}/tmp")
+  "LS_TMPROOT=${LS_RT_BIN}/tmp"
+  "LS_DLMAIN=$<TARGET_FILE:ls_dl_main>"
+  "LS_DLUSER=$<TARGET_FILE:ls_dl_user>")
 
 foreach(t preload_silent rc_passthrough depth groups threads identity sigkill
-          watchdog_report watchdog_abort watchdog_exit run_cmd disable overflow mpirun diverge)
+          watchdog_report watchdog_abort watchdog_exit run_cmd disable overflow mpirun diverge
+          dlopen_local)
   add_test(NAME runtime_${t} COMMAND sh ${LS_RT_DIR}/t_${t}.sh)
   set_tests_properties(runtime_${t} PROPERTIES TIMEOUT 60 ENVIRONMENT "${LS_RT_ENV}"
                        SKIP_RETURN_CODE 77)
