@@ -557,6 +557,7 @@ static void check_groups(struct ctx *c, ls_vec *p2p_cands) {
   group_flow(f);
   ls_vec below = {0}, starts = {0};
   ls_node *first_start = NULL;
+  int nends = 0;
   for (int b = 0; b < f->nblocks; b++) {
     ls_block *k = f->blocks[b];
     uint32_t m = k->gin;
@@ -565,8 +566,10 @@ static void check_groups(struct ctx *c, ls_vec *p2p_cands) {
     for (int i = 0; i < k->nitems; i++) {
       ls_node *n = k->items[i];
       int d = group_delta(n);
-      if (d < 0 && (m & (1u << GZ)) && n->ent->rule)
+      if (d < 0 && (m & (1u << GZ)))
         ls_vec_push(&below, n);
+      if (d < 0)
+        nends++;
       if (d > 0 && n->ent->rule && !first_start)
         first_start = n;
       if (d > 0)
@@ -589,7 +592,8 @@ static void check_groups(struct ctx *c, ls_vec *p2p_cands) {
     zero_exit |= (f->exit->pred[i]->gout & (1u << GZ)) != 0;
   }
   int net = mask_depth(all);
-  if (f->ent && f->ent->ncalls > 0 && (net == 1 || net == -1)) {
+  /* a pure begin helper only opens, a pure end helper only closes (sparse's +1/-1) */
+  if (f->ent && f->ent->ncalls > 0 && ((net == 1 && !nends) || (net == -1 && !starts.n))) {
     f->group_net = net; /* a begin/end helper: its callers account for it */
     f->group_helper = 1;
     free(below.v);
@@ -756,8 +760,11 @@ static void scan_calls(ls_node *n, ls_vec *out) {
     if (n->ent->def)
       ls_vec_push(out, n->ent->def);
   }
-  if (n->kind == CXCursor_VarDecl && n->dtor && n->dtor->def)
-    ls_vec_push(out, n->dtor->def);
+  if (n->kind == CXCursor_VarDecl && n->dtor) { /* the implicit call at scope exit */
+    n->dtor->ncalls++;
+    if (n->dtor->def)
+      ls_vec_push(out, n->dtor->def);
+  }
   for (unsigned i = 0; i < n->nkids; i++)
     scan_calls(n->kids[i], out);
 }
