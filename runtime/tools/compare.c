@@ -510,10 +510,51 @@ static void unobserved_notes(struct ls_compare *c, const struct ls_trace_set *se
   }
 }
 
+/* The seq a call without one stands for: the number the next call on its
+ * communicator (else on its thread) gets, or one past the previous one. */
+static int seq_holder(const struct ls_trace_record *r, const struct ls_trace_record *x) {
+  if (x->state == LS_REC_FREE || x->seq == LS_NO_SEQ || !x->comm_id)
+    return 0;
+  return r->comm_id ? x->comm_id == r->comm_id : x->tid == r->tid;
+}
+
+static int implied_seq(const struct ls_trace *t, uint64_t i, uint64_t *comm, uint64_t *seq) {
+  const struct ls_trace_record *r = &t->records[i];
+  for (uint64_t j = i + 1; j < t->nrecords; j++)
+    if (seq_holder(r, &t->records[j])) {
+      *comm = t->records[j].comm_id;
+      *seq = t->records[j].seq;
+      return 1;
+    }
+  for (uint64_t j = i; j-- > 0;)
+    if (seq_holder(r, &t->records[j])) {
+      *comm = t->records[j].comm_id;
+      *seq = t->records[j].seq + 1;
+      return 1;
+    }
+  return 0;
+}
+
+/* Whether d (a per-call fact) describes the same event as record r would. */
+static int same_event(const struct ls_divergence *d, const char *cls, int has_comm, uint64_t comm, int has_seq,
+                      uint64_t seq, struct ls_ref ref, int rank) {
+  if (!d->percall || strcmp(d->cls, cls) || d->has_comm != has_comm || (has_comm && d->comm != comm) ||
+      d->has_seq != has_seq || (has_seq && d->seq != seq))
+    return 0;
+  const struct ls_trace_record *x = d->site[0].r, *r = ref.r;
+  if (strcmp(ls_trace_api_name(d->site[0].t, x), ls_trace_api_name(ref.t, r)) || x->rc != r->rc ||
+      (uint32_t)x->aux0 != (uint32_t)r->aux0 || x->state != r->state)
+    return 0;
+  for (int k = 0; k < d->nranks; k++)
+    if (d->ranks[k] == rank)
+      return 0;
+  return 1;
+}
+
 static void per_call(struct ls_compare *c, const struct ls_trace_set *set, const struct ls_apidb *db) {
   unobserved_notes(c, set);
   struct once *o = NULL;
-  size_t no = 0;
+  size_t no = 0, first = c->ndiv;
   for (size_t ti = 0; ti < set->n; ti++) {
     const struct ls_trace *t = &set->traces[ti];
     for (uint64_t i = 0; i < t->nrecords; i++) {
@@ -527,30 +568,29 @@ static void per_call(struct ls_compare *c, const struct ls_trace_set *set, const
       int rank = ls_ref_rank(set, ref);
       const char *cls = NULL;
       int tier = 0;
-      char detail[640] = "";
+      char body[640] = "";
       if (r->flags & LS_REC_TIMED_OUT) {
         cls = "timeout";
         tier = 1;
-        ls_bufprintf(detail, sizeof detail, "rank %d: %s was not complete when the watchdog fired (timeout %u ms)", rank,
-                 call, t->hdr->timeout_ms);
+        ls_bufprintf(body, sizeof body, "%s was not complete when the watchdog fired (timeout %u ms)", call,
+                     t->hdr->timeout_ms);
       } else if (r->state == LS_REC_ENTERED && kind != LS_KIND_EVENT) {
         cls = "incomplete";
         tier = 1;
-        ls_bufprintf(detail, sizeof detail, "rank %d: %s never returned (the process was killed or hung inside it)", rank,
-                 call);
+        ls_bufprintf(body, sizeof body, "%s never returned (the process was killed or hung inside it)", call);
       } else if (r->state == LS_REC_RETURNED && !ls_apidb_rc_ok(db, family, r->rc)) {
         cls = "api-error";
-        ls_bufprintf(detail, sizeof detail, "rank %d: %s returned %s (group depth %d%s)", rank, call,
-                 ls_format_enum(db, t, r, "result", r->rc, v, sizeof v), r->group_depth,
-                 (r->flags & LS_REC_IN_GROUP) ? ", inside a group" : "");
+        ls_bufprintf(body, sizeof body, "%s returned %s (group depth %d%s)", call,
+                     ls_format_enum(db, t, r, "result", r->rc, v, sizeof v), r->group_depth,
+                     (r->flags & LS_REC_IN_GROUP) ? ", inside a group" : "");
       } else if (kind == LS_KIND_ASYNC_ERROR_QUERY && !ls_apidb_rc_ok(db, family, (int64_t)(int32_t)r->aux0)) {
         cls = "async-error";
-        ls_bufprintf(detail, sizeof detail, "rank %d: %s reported the communicator's asynchronous state %s", rank, call,
-                 ls_format_enum(db, t, r, "result", (int64_t)(int32_t)r->aux0, v2, sizeof v2));
+        ls_bufprintf(body, sizeof body, "%s reported the communicator's asynchronous state %s", call,
+                     ls_format_enum(db, t, r, "result", (int64_t)(int32_t)r->aux0, v2, sizeof v2));
       } else if ((r->flags & LS_REC_EVENT_RECORDED) && !(r->flags & LS_REC_COMPLETED) && !exit_unsure(t)) {
         cls = "incomplete";
         tier = 1;
-        ls_bufprintf(detail, sizeof detail, "rank %d: %s returned but never completed on the device", rank, call);
+        ls_bufprintf(body, sizeof body, "%s returned but never completed on the device", call);
       }
       if (!cls)
         continue;
@@ -558,28 +598,63 @@ static void per_call(struct ls_compare *c, const struct ls_trace_set *set, const
        * and communicator, and count the rest. */
       if (tier == 1 && !first_of(&o, &no, t, r->comm_id, cls))
         continue;
-      struct ls_divergence *d = add_div(c, cls, tier);
-      if (r->comm_id) {
-        d->has_comm = 1;
-        d->comm = r->comm_id;
-      }
-      d->has_seq = r->seq != LS_NO_SEQ;
-      d->seq = r->seq;
-      div_rank(d, rank, ref);
-      ls_bufprintf(d->detail, sizeof d->detail, "%s", detail);
+      int has_comm = r->comm_id != 0, has_seq = r->seq != LS_NO_SEQ, implied = 0;
+      uint64_t comm = r->comm_id, seq = r->seq;
+      if (!has_seq && implied_seq(t, i, &comm, &seq))
+        has_comm = has_seq = implied = 1;
+      /* The same event on several ranks (every rank's GroupEnd failed, every
+       * rank timed out at seq k) is one divergence naming the ranks. */
+      size_t k;
+      for (k = first; k < c->ndiv; k++)
+        if (same_event(&c->div[k], cls, has_comm, comm, has_seq, seq, ref, rank))
+          break;
       if (tier == 1) {
         o = realloc(o, (no + 1) * sizeof *o);
-        o[no++] = (struct once){t, r->comm_id, cls, c->ndiv - 1, 0};
+        o[no++] = (struct once){t, r->comm_id, cls, k < c->ndiv ? SIZE_MAX : c->ndiv, 0};
       }
+      if (k < c->ndiv) {
+        struct ls_divergence *e = &c->div[k];
+        e->nall++;
+        div_rank(e, rank, ref);
+        continue;
+      }
+      struct ls_divergence *d = add_div(c, cls, tier);
+      d->percall = 1;
+      d->nall = 1;
+      d->has_comm = has_comm;
+      d->comm = comm;
+      d->has_seq = has_seq;
+      d->seq = seq;
+      d->implied_seq = implied;
+      div_rank(d, rank, ref);
+      ls_bufprintf(d->detail, sizeof d->detail, "%s", body);
     }
   }
   for (size_t i = 0; i < no; i++)
-    if (o[i].more) {
-      size_t len = strlen(c->div[o[i].div].detail);
-      snprintf(c->div[o[i].div].detail + len, sizeof c->div[0].detail - len, "; %lu later call%s on this rank too",
-               o[i].more, o[i].more == 1 ? "" : "s");
-    }
+    if (o[i].div != SIZE_MAX)
+      c->div[o[i].div].more = o[i].more;
   free(o);
+  /* Compose the details now that the ranks are known. */
+  for (size_t i = first; i < c->ndiv; i++) {
+    struct ls_divergence *d = &c->div[i];
+    char who[96], tail[160] = "", body[sizeof d->detail];
+    snprintf(body, sizeof body, "%s", d->detail);
+    if (d->nall == 1)
+      snprintf(who, sizeof who, "rank %d", d->ranks[0]);
+    else if (d->nall == 2)
+      snprintf(who, sizeof who, "ranks %d and %d", d->ranks[0], d->ranks[1]);
+    else
+      snprintf(who, sizeof who, "%d ranks (%d, %d, ...)", d->nall, d->ranks[0], d->ranks[1]);
+    if (d->implied_seq)
+      snprintf(tail, sizeof tail, "; the call has no sequence number of its own: seq %llu is the next call's",
+               (unsigned long long)d->seq);
+    if (d->more) {
+      size_t len = strlen(tail);
+      snprintf(tail + len, sizeof tail - len, "; %lu later call%s on rank %d too", d->more, d->more == 1 ? "" : "s",
+               d->ranks[0]);
+    }
+    ls_bufprintf(d->detail, sizeof d->detail, "%s: %s%s", who, body, tail);
+  }
 }
 
 static int cmp_div(const void *a, const void *b) {
@@ -627,6 +702,21 @@ int ls_compare_run(const struct ls_trace_set *set, const struct ls_apidb *db, st
       j--;
     }
     out->div[j] = d;
+  }
+  /* Two ranks are named lower first (the fixtures' RUNTIME lines do the same);
+   * which one skipped is in the detail and in `last`. */
+  for (size_t i = 0; i < out->ndiv; i++) {
+    struct ls_divergence *d = &out->div[i];
+    if (d->nranks == 2 && d->ranks[0] > d->ranks[1]) {
+      int r = d->ranks[0], l = d->last[0];
+      struct ls_ref s = d->site[0];
+      d->ranks[0] = d->ranks[1];
+      d->site[0] = d->site[1];
+      d->last[0] = d->last[1];
+      d->ranks[1] = r;
+      d->site[1] = s;
+      d->last[1] = l;
+    }
   }
   return 0;
 }
