@@ -147,6 +147,12 @@ static void expr(struct builder *b, ls_node *n) {
   switch (n->kind) {
   case CXCursor_CallExpr:
     item(b, n);
+    if (n->dtor) { /* a temporary with a user destructor: destroyed at once */
+      size_t mark = b->dtors.n;
+      ls_vec_push(&b->dtors, n->dtor);
+      emit_dtors(b, mark, n->file, n->line, n->col);
+      b->dtors.n = mark;
+    }
     if (is_noreturn_call(n)) {
       /* a job-wide abort takes every rank down: no rank is left waiting in a collective */
       int all = (n->ent->rule && !strcmp(n->ent->rule->kind_name, "comm_abort")) ||

@@ -759,6 +759,11 @@ static void scan_calls(ls_node *n, ls_vec *out) {
     n->ent->ncalls++;
     if (n->ent->def)
       ls_vec_push(out, n->ent->def);
+    if (n->dtor) {
+      n->dtor->ncalls++;
+      if (n->dtor->def)
+        ls_vec_push(out, n->dtor->def);
+    }
   }
   if (n->kind == CXCursor_VarDecl && n->dtor) { /* the implicit call at scope exit */
     n->dtor->ncalls++;

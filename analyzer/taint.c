@@ -235,10 +235,12 @@ static void apply(struct run *r, ls_node *n) {
     }
     if (e->def) {
       ls_func *g = e->def;
-      for (int i = 0; i < g->nparams && (unsigned)i < n->nkids; i++) {
-        taint_ent(r, g->params[i], ls_expr_taint(p, n->kids[i]), 0);
+      /* an overloaded call operator (a lambda) gets the closure object as argument 0 */
+      unsigned off = n->nkids == (unsigned)g->nparams + 1 && !strncmp(e->key, "lambda:", 7);
+      for (int i = 0; i < g->nparams && (unsigned)i + off < n->nkids; i++) {
+        taint_ent(r, g->params[i], ls_expr_taint(p, n->kids[i + off]), 0);
         if (i < 64 && (e->out_taint >> i & 1))
-          out_arg(r, n->kids[i], e->out_origin);
+          out_arg(r, n->kids[i + off], e->out_origin);
       }
     }
     return;

@@ -258,6 +258,32 @@ static ls_entity *dtor_of(struct conv *c, CXCursor vardecl) {
   return e;
 }
 
+/* A lambda and calls of it (`operator()` of the closure, declared at the lambda's own
+ * location) meet on one entity keyed by that location. */
+static ls_entity *lambda_entity(struct conv *c, CXCursor at, const char *name) {
+  CXFile f;
+  unsigned line, col;
+  clang_getExpansionLocation(clang_getCursorLocation(at), &f, &line, &col, NULL);
+  char key[1200];
+  snprintf(key, sizeof key, "lambda:%s:%u:%u", file_name(c, f), line, col);
+  return ls_entity_get(c->p, key, name, LS_ENT_FUNC);
+}
+
+static int is_lambda_call_op(CXCursor ref) {
+  if (clang_getCursorKind(ref) != CXCursor_CXXMethod)
+    return 0;
+  CXCursor cls = clang_getCursorSemanticParent(ref);
+  CXString s = clang_getCursorSpelling(ref);
+  int op = !strcmp(clang_getCString(s), "operator()");
+  clang_disposeString(s);
+  if (!op)
+    return 0;
+  CXString cs = clang_getCursorSpelling(cls);
+  int lam = strstr(clang_getCString(cs), "lambda") != NULL || !*clang_getCString(cs);
+  clang_disposeString(cs);
+  return lam;
+}
+
 static ls_node *conv_node(struct conv *c, CXCursor cur) {
   ls_node *n = new_node(c, cur);
   struct kids k = {0};
@@ -266,15 +292,28 @@ static ls_node *conv_node(struct conv *c, CXCursor cur) {
     char name[256];
     snprintf(name, sizeof name, "%s::lambda@%u", c->fn ? c->fn->name : "", n->line);
     ls_func *outer = c->fn;
-    conv_function(c, cur, NULL, ls_strdup(c->p->arena, name));
+    ls_entity *le = lambda_entity(c, cur, name);
+    if (!le->def)
+      conv_function(c, cur, le, ls_strdup(c->p->arena, name));
     c->fn = outer;
     return n; /* a lambda is its own function; creating it issues nothing */
   }
   case CXCursor_CallExpr: {
     CXCursor ref = clang_getCursorReferenced(cur);
     if (!clang_Cursor_isNull(ref) && is_function_kind(clang_getCursorKind(ref))) {
-      n->ent = entity_of(c, ref, LS_ENT_FUNC);
+      n->ent = c->cplusplus && is_lambda_call_op(ref) ? lambda_entity(c, ref, "lambda") : entity_of(c, ref, LS_ENT_FUNC);
       n->text = n->ent->name;
+      if (c->cplusplus && clang_getCursorKind(ref) == CXCursor_Constructor) {
+        /* a constructed object: if nothing owns it (see VarDecl), it is a temporary whose
+         * destructor runs at the end of the full expression */
+        CXCursor cls = clang_getCursorSemanticParent(ref);
+        struct kids ck = {0};
+        clang_visitChildren(cls, collect, &ck);
+        for (unsigned i = 0; i < ck.n; i++)
+          if (clang_getCursorKind(ck.v[i]) == CXCursor_Destructor)
+            n->dtor = entity_of(c, ck.v[i], LS_ENT_FUNC);
+        free(ck.v);
+      }
     }
     enum CXTypeKind rt = clang_getCanonicalType(clang_getCursorType(cur)).kind;
     n->ptr_result = rt == CXType_Pointer || rt == CXType_BlockPointer || rt == CXType_NullPtr;
@@ -397,6 +436,14 @@ static ls_node *conv_node(struct conv *c, CXCursor cur) {
   else
     set_kids(c, n, k.v, k.n);
   free(k.v);
+  if (n->kind == CXCursor_VarDecl) /* the variable owns the object its constructor builds */
+    for (unsigned i = 0; i < n->nkids; i++) {
+      ls_node *q = n->kids[i];
+      while (q && q->kind != CXCursor_CallExpr && q->nkids == 1)
+        q = q->kids[0];
+      if (q && q->kind == CXCursor_CallExpr)
+        q->dtor = NULL;
+    }
   return n;
 }
 
