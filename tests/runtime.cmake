@@ -26,6 +26,16 @@ set_target_properties(ls_trace_dump PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${LS_RT_
 target_include_directories(ls_trace_dump PRIVATE ${PROJECT_SOURCE_DIR}/runtime)
 target_compile_options(ls_trace_dump PRIVATE ${LOCKSTEP_WARNINGS})
 
+# Unit test of the recorder core, linked from its objects.
+add_executable(ls_unit_recorder ${LS_RT_DIR}/unit_recorder.c $<TARGET_OBJECTS:lockstep_recorder_obj>)
+set_target_properties(ls_unit_recorder PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${LS_RT_BIN})
+target_include_directories(ls_unit_recorder PRIVATE ${PROJECT_SOURCE_DIR}/runtime/preload
+                           ${PROJECT_SOURCE_DIR}/runtime)
+target_compile_options(ls_unit_recorder PRIVATE ${LOCKSTEP_WARNINGS})
+target_link_libraries(ls_unit_recorder PRIVATE Threads::Threads ${CMAKE_DL_LIBS})
+add_test(NAME runtime_unit_recorder COMMAND ls_unit_recorder ${LS_RT_BIN}/tmp/unit_recorder)
+set_tests_properties(runtime_unit_recorder PROPERTIES TIMEOUT 60)
+
 # PyTorch's situation: NCCL used by a library that is dlopen'ed RTLD_LOCAL.
 add_library(ls_dl_user SHARED ${LS_RT_DIR}/dl_user.c)
 set_target_properties(ls_dl_user PROPERTIES C_VISIBILITY_PRESET hidden

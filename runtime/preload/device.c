@@ -123,9 +123,13 @@ void ls_dev_arm(uint32_t tag) {
 }
 
 void ls_dev_poll(void) {
-  if (!g_dev)
+  if (!__atomic_load_n(&g_dev, __ATOMIC_ACQUIRE))
     return;
   pthread_mutex_lock(&g_poll_lock);
+  if (!g_dev) { /* shut down meanwhile */
+    pthread_mutex_unlock(&g_poll_lock);
+    return;
+  }
   CUcontext cur = NULL;
   for (unsigned s = 0; s < LS_EVENT_SLOTS; s++) {
     struct ev_slot *e = &g_slots[s];
@@ -155,6 +159,15 @@ void ls_dev_poll(void) {
     }
     __atomic_store_n(&e->state, SLOT_FREE, __ATOMIC_RELEASE);
   }
+  pthread_mutex_unlock(&g_poll_lock);
+}
+
+/* Exit: a last poll, then no more driver calls from the watchdog, which keeps running
+ * while exit() tears libcuda down. */
+void ls_dev_shutdown(void) {
+  ls_dev_poll();
+  pthread_mutex_lock(&g_poll_lock);
+  __atomic_store_n(&g_dev, 0, __ATOMIC_RELEASE);
   pthread_mutex_unlock(&g_poll_lock);
 }
 

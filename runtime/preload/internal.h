@@ -59,6 +59,7 @@ LS_HIDDEN int ls_dev_available(void);
 LS_HIDDEN uint32_t ls_dev_cover(uint64_t stream, uint64_t lo, uint64_t hi);
 LS_HIDDEN void ls_dev_arm(uint32_t tag);
 LS_HIDDEN void ls_dev_poll(void); /* watchdog: query armed events, mark members */
+LS_HIDDEN void ls_dev_shutdown(void); /* exit handler: final poll, then driver off */
 LS_HIDDEN void ls_dev_reset_after_fork(void);
 
 /* Watchdog (watchdog.c). */

@@ -16,12 +16,19 @@ add_custom_command(
   COMMENT "Generating NCCL wrappers from rules/nccl.json"
   VERBATIM)
 
-add_library(lockstep_preload SHARED
+# The recorder core as objects, shared by the library and its unit test.
+add_library(lockstep_recorder_obj OBJECT
   ${CMAKE_CURRENT_LIST_DIR}/recorder.c
   ${CMAKE_CURRENT_LIST_DIR}/device.c
   ${CMAKE_CURRENT_LIST_DIR}/watchdog.c
-  ${CMAKE_CURRENT_LIST_DIR}/nccl_hooks.c
-  ${LS_NCCL_WRAPPERS})
+  ${CMAKE_CURRENT_LIST_DIR}/nccl_hooks.c)
+set_target_properties(lockstep_recorder_obj PROPERTIES POSITION_INDEPENDENT_CODE ON
+  C_VISIBILITY_PRESET hidden)
+target_include_directories(lockstep_recorder_obj PRIVATE ${CMAKE_CURRENT_LIST_DIR}
+                           ${CMAKE_CURRENT_LIST_DIR}/..)
+target_compile_options(lockstep_recorder_obj PRIVATE ${LOCKSTEP_WARNINGS} -fno-omit-frame-pointer)
+
+add_library(lockstep_preload SHARED $<TARGET_OBJECTS:lockstep_recorder_obj> ${LS_NCCL_WRAPPERS})
 set_target_properties(lockstep_preload PROPERTIES
   OUTPUT_NAME lockstep
   C_VISIBILITY_PRESET hidden

@@ -457,7 +457,7 @@ void ls_modules_refresh(void) {
  * is already gone the queries fail and those calls simply stay unobserved. */
 static void at_exit_handler(void) {
   if (ls_g.hdr && __atomic_load_n(&g_init, __ATOMIC_ACQUIRE) == LS_INIT_READY) {
-    ls_dev_poll();
+    ls_dev_shutdown();
     __atomic_fetch_or(&ls_g.hdr->flags, LS_TRACE_F_CLEAN_EXIT, __ATOMIC_RELEASE);
   }
 }
