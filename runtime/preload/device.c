@@ -40,6 +40,7 @@ static CUresult (*p_cuEventDestroy)(CUevent);
 static CUresult (*p_cuCtxGetCurrent)(CUcontext *);
 static CUresult (*p_cuCtxSetCurrent)(CUcontext);
 static CUresult (*p_cuStreamGetCtx)(CUstream, CUcontext *);
+static CUresult (*p_cuStreamIsCapturing)(CUstream, int *);
 
 int ls_dev_init(void) {
   void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
@@ -53,7 +54,8 @@ int ls_dev_init(void) {
     *(void **)&p_cuEventDestroy = dlsym(h, "cuEventDestroy");
   *(void **)&p_cuCtxGetCurrent = dlsym(h, "cuCtxGetCurrent");
   *(void **)&p_cuCtxSetCurrent = dlsym(h, "cuCtxSetCurrent");
-  *(void **)&p_cuStreamGetCtx = dlsym(h, "cuStreamGetCtx"); /* optional */
+  *(void **)&p_cuStreamGetCtx = dlsym(h, "cuStreamGetCtx");             /* optional */
+  *(void **)&p_cuStreamIsCapturing = dlsym(h, "cuStreamIsCapturing");   /* optional */
   g_dev = p_cuEventCreate && p_cuEventRecord && p_cuEventQuery && p_cuEventDestroy &&
           p_cuCtxGetCurrent && p_cuCtxSetCurrent;
   return g_dev;
@@ -78,6 +80,12 @@ uint32_t ls_dev_cover(uint64_t stream, uint64_t lo, uint64_t hi) {
   if (!ctx)
     ctx = cur;
   if (!ctx)
+    return 0;
+  /* A stream being captured into a CUDA graph runs nothing now: an event recorded
+   * there would become part of the graph and never complete here. Leave it unwatched. */
+  int capturing = 0;
+  if (p_cuStreamIsCapturing &&
+      p_cuStreamIsCapturing((CUstream)(uintptr_t)stream, &capturing) == LS_CUDA_SUCCESS && capturing)
     return 0;
   unsigned start = __atomic_fetch_add(&g_cursor, 1, __ATOMIC_RELAXED);
   for (unsigned t = 0; t < 8; t++) { /* bounded: a full pool must stay cheap */

@@ -1,7 +1,8 @@
 /* fake_cuda.c — a TEST DOUBLE of libcuda.so.1: just the driver calls liblockstep
  * uses for device completion. An event completes LS_FAKE_CUDA_DELAY_MS after it was
  * recorded, or never when LS_FAKE_CUDA_NEVER=1 (a collective another rank never
- * joins); LS_FAKE_CUDA_COMPLETE_FIRST=N: only the first N recorded events ever
+ * joins); LS_FAKE_CUDA_CAPTURING=1: every stream reports graph capture;
+ * LS_FAKE_CUDA_COMPLETE_FIRST=N: only the first N recorded events ever
  * complete (a later collective hangs). LS_FAKE_CUDA_LOG=FILE appends "record <stream> <monotonic ns>" per record,
  * so tests can check events are recorded after the outermost ncclGroupEnd. */
 #include <stdint.h>
@@ -73,5 +74,11 @@ EXPORT CUresult cuCtxSetCurrent(CUcontext c) { return LS_CUDA_SUCCESS; }
 EXPORT CUresult cuStreamGetCtx(CUstream s, CUcontext *c);
 EXPORT CUresult cuStreamGetCtx(CUstream s, CUcontext *c) {
   *c = (CUcontext)(uintptr_t)0x1000;
+  return LS_CUDA_SUCCESS;
+}
+EXPORT CUresult cuStreamIsCapturing(CUstream s, int *status);
+EXPORT CUresult cuStreamIsCapturing(CUstream s, int *status) {
+  const char *cap = getenv("LS_FAKE_CUDA_CAPTURING");
+  *status = cap && *cap == '1'; /* CU_STREAM_CAPTURE_STATUS_ACTIVE = 1 */
   return LS_CUDA_SUCCESS;
 }
