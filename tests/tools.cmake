@@ -13,7 +13,8 @@ foreach(case consistent mismatches p2p skip errors damaged partial export confir
 endforeach()
 
 # End to end on real traces: needs the recorder and its test doubles (tests/runtime.cmake).
-if(TARGET lockstep_preload AND TARGET ls_standin_nccl AND TARGET ls_fake_cuda)
+# Not under a sanitizer: a sanitized liblockstep.so cannot be preloaded into `sh`.
+if(TARGET lockstep_preload AND TARGET ls_standin_nccl AND TARGET ls_fake_cuda AND NOT LOCKSTEP_SANITIZE)
   add_executable(ls_tools_e2e ${CMAKE_CURRENT_SOURCE_DIR}/tools/e2e_prog.c)
   target_include_directories(ls_tools_e2e PRIVATE ${PROJECT_SOURCE_DIR}/runtime/preload)
   target_compile_options(ls_tools_e2e PRIVATE ${LOCKSTEP_WARNINGS} -g -O0)

@@ -327,7 +327,7 @@ int ls_cmd_confirm(int argc, char **argv) {
   } else {
     for (int i = 0; i < nf; i++) {
       char where[600];
-      ls_bufprintf(where, sizeof where, "%s:%d", fs[i].t[0].file, fs[i].t[0].line);
+      ls_site_text((struct ls_site){.file = fs[i].t[0].file, .line = fs[i].t[0].line}, where, sizeof where);
       printf("%-13s  %-25s  %s", fs[i].status, fs[i].rule, where);
       const cJSON *ev = cJSON_GetArrayItem(fs[i].evidence, 0);
       if (ev) {

@@ -229,9 +229,19 @@ static int is_p2p(struct ls_ref ref) { return ls_trace_api_kind(ref.t, ref.r) ==
 
 /* Fills cls/what for the first fingerprint field that differs between two
  * non-p2p calls at the same position; returns 0 when they agree. */
+/* Same protocol: by the rules' `op`; where the rules do not know an api, by
+ * the writer's op_class (equal for apis that share an op in its table). */
+static int same_op(const struct ls_apidb *db, struct ls_ref a, struct ls_ref b) {
+  const char *na = ls_trace_api_name(a.t, a.r), *nb = ls_trace_api_name(b.t, b.r);
+  const char *opa = ls_apidb_op(db, na), *opb = ls_apidb_op(db, nb);
+  uint16_t ca = a.t->apis[a.r->api].op_class, cb = b.t->apis[b.r->api].op_class;
+  if ((opa == na || opb == nb) && ca && cb)
+    return ca == cb;
+  return !strcmp(opa, opb);
+}
+
 static int fingerprint_differs(const struct ls_apidb *db, struct ls_ref a, struct ls_ref b, const char **cls) {
-  const char *opa = ls_apidb_op(db, ls_trace_api_name(a.t, a.r)), *opb = ls_apidb_op(db, ls_trace_api_name(b.t, b.r));
-  if (strcmp(opa, opb))
+  if (!same_op(db, a, b))
     *cls = "op-mismatch";
   else if (a.r->count != b.r->count)
     *cls = "count-mismatch";
