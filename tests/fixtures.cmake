@@ -6,7 +6,7 @@
 
 find_path(LOCKSTEP_CUDA_INCLUDE_DIR nccl.h
           HINTS ENV CUDA_HOME ENV CUDA_PATH /usr/local/cuda
-          PATH_SUFFIXES include NO_CACHE)
+          PATH_SUFFIXES include)
 if(NOT LOCKSTEP_CUDA_INCLUDE_DIR)
   set(LOCKSTEP_CUDA_INCLUDE_DIR "/usr/local/cuda/include")
 endif()
