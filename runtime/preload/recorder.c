@@ -522,11 +522,15 @@ static int init_slow(void) {
         }
       }
     }
+    if (st == LS_INIT_READY) {
+      /* Everything other threads read without a lock is set before READY is
+       * published (release); they wait on the lock meanwhile. */
+      ls_modules_refresh();
+      ls_dev_init();
+    }
     __atomic_store_n(&g_init, st, __ATOMIC_RELEASE);
     if (st == LS_INIT_READY) {
       pthread_mutex_unlock(&g_init_lock);
-      ls_modules_refresh();
-      ls_dev_init();
       ls_watchdog_start();
       return 1;
     }
@@ -667,8 +671,10 @@ static void cover_group(uint64_t lo, uint64_t hi_excl, uint64_t group, int launc
     hi_excl = lim;
   for (uint64_t i = lo; i < hi_excl; i++) {
     struct ls_trace_record *r = &ls_g.recs[i];
-    if (r->tid != me || r->aux1 != group || !has_seq(ls_api_desc_of(r->api) ? ls_api_desc_of(r->api)->kind : 0) ||
-        __atomic_load_n(&r->state, __ATOMIC_ACQUIRE) != LS_REC_RETURNED)
+    /* State first (acquire): other threads may be writing their records right now;
+     * ours in the range all returned before this outermost end was called. */
+    if (__atomic_load_n(&r->state, __ATOMIC_ACQUIRE) != LS_REC_RETURNED || r->tid != me ||
+        r->aux1 != group || r->seq == LS_NO_SEQ)
       continue;
     if (!launched || r->rc != 0 || !ls_dev_available()) {
       if (launched && r->rc == 0)
