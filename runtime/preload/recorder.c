@@ -348,6 +348,12 @@ static int trace_open(void) {
   uint64_t size = rec_off + cap * LS_TRACE_RECORD_SIZE;
 
   int fd = open(ls_g.path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  /* Same pid again: a program that exec'ed another NCCL program keeps its pid. */
+  for (int k = 1; fd < 0 && errno == EEXIST && k < 100; k++) {
+    snprintf(ls_g.path, sizeof ls_g.path, "%s/%s.%d-%d%s", dir, host, (int)getpid(), k,
+             LS_TRACE_FILE_SUFFIX);
+    fd = open(ls_g.path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  }
   if (fd < 0) {
     errmsg("cannot create trace file", ls_g.path, errno);
     return -1;

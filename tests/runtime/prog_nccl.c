@@ -3,7 +3,7 @@
  * WORLD_SIZE (or Open MPI's OMPI_COMM_WORLD_*) come from the environment (default 0 / 1); the unique id is derived
  * from LS_TEST_UID so ranks started separately share a communicator identity.
  *   prog_nccl basic | rc | threads [T N] | split | hang [SEC] | loop N [USEC]
- *             | diverge op|count|dtype|redop|root|skip|extra
+ *             | diverge op|count|dtype|redop|root|skip|extra | exec PROG ARGS...
  * Every scenario checks the return codes it expects and exits 1 on a surprise; `rc`
  * also prints "rc <label> <value>" lines so a test can diff runs with and without
  * liblockstep preloaded. */
@@ -287,7 +287,13 @@ int main(int argc, char **argv) {
     return failures ? 1 : code;
   } else if (!strcmp(what, "diverge"))
     diverge(argc > 2 ? argv[2] : "op");
-  else if (!strcmp(what, "loop"))
+  else if (!strcmp(what, "exec") && argc > 2) { /* record one call, then become argv[2..] */
+    ncclComm_t c = init("exec");
+    ncclAllReduce(buf, buf, 1, F32, SUM, c, S);
+    execv(argv[2], argv + 2);
+    perror("prog_nccl: execv");
+    return 1;
+  } else if (!strcmp(what, "loop"))
     loop(argc > 2 ? atol(argv[2]) : 1000, argc > 3 ? atol(argv[3]) : 0);
   else {
     fprintf(stderr, "prog_nccl: unknown scenario %s\n", what);
