@@ -113,6 +113,9 @@ uint32_t ls_dev_cover(uint64_t stream, uint64_t lo, uint64_t hi) {
       e->ctx = ctx;
     }
     if (p_cuEventRecord(e->ev, (CUstream)(uintptr_t)stream) != LS_CUDA_SUCCESS) {
+      /* e.g. the context was reset under us: start this slot afresh next time */
+      p_cuEventDestroy(e->ev);
+      e->ev = NULL;
       __atomic_store_n(&e->state, SLOT_FREE, __ATOMIC_RELEASE);
       return 0;
     }
