@@ -751,6 +751,226 @@ static void check_p2p(struct ctx *c, ls_vec *cands) {
   }
 }
 
+/* ---- flow-sensitive rank dependence of locals ----
+ * The whole-program facts are flow-insensitive. For the locals they mark, a bitset data-flow
+ * over this function's CFG refines them: a later write of a uniform value, or a collective
+ * that receives into the variable (MPI_Bcast(&steps), an in-place allreduce), makes it
+ * uniform again from there on. Only candidates get bits, so the pass stays linear. */
+struct fs {
+  ls_func *f;
+  ls_vec cands;    /* ls_entity* */
+  int words;
+  uint64_t *in;    /* nblocks x words */
+};
+
+static void fs_set(uint64_t *st, const ls_entity *e, int on) {
+  unsigned b = (unsigned)e->fsidx - 1;
+  if (on)
+    st[b / 64] |= 1ull << (b % 64);
+  else
+    st[b / 64] &= ~(1ull << (b % 64));
+}
+static int fs_get(const uint64_t *st, const ls_entity *e) {
+  unsigned b = (unsigned)e->fsidx - 1;
+  return st[b / 64] >> (b % 64) & 1;
+}
+
+static void fs_cand(struct fs *x, ls_entity *e) {
+  if (e && !e->fsidx && e->taint && (e->kind == LS_ENT_VAR || e->kind == LS_ENT_PARAM) && x->cands.n < 4096) {
+    ls_vec_push(&x->cands, e);
+    e->fsidx = (int)x->cands.n;
+  }
+}
+
+static ls_entity *fs_target(ls_node *arg, int start) {
+  int level = start;
+  ls_entity *t = ls_target_of(arg, &level);
+  return t && t->fsidx && level <= 0 ? t : NULL;
+}
+
+/* one item's effect on the state (the state is also what ls_expr_taint reads) */
+static void fs_step(ls_program *p, ls_node *n, uint64_t *st, const ls_origin *impl) {
+  ls_entity *t;
+  switch (n->kind) {
+  case CXCursor_VarDecl:
+    if (n->ent && n->ent->fsidx) {
+      int v = impl != NULL;
+      for (unsigned i = 0; i < n->nkids && !v; i++)
+        v = ls_expr_taint(p, n->kids[i]) != NULL;
+      fs_set(st, n->ent, v);
+    }
+    return;
+  case CXCursor_BinaryOperator:
+  case CXCursor_CompoundAssignOperator:
+    if (n->nkids == 2 && (t = fs_target(n->kids[0], 0))) {
+      int v = impl != NULL || ls_expr_taint(p, n->kids[1]) != NULL;
+      if (n->kind == CXCursor_CompoundAssignOperator)
+        v |= fs_get(st, t);
+      fs_set(st, t, v);
+    }
+    return;
+  case CXCursor_CallExpr: {
+    ls_entity *e = n->ent;
+    if (!e)
+      return;
+    if (e->rule)
+      for (int i = 0; i < e->rule->nargs && (unsigned)i < n->nkids; i++) {
+        enum ls_role ro = e->rule->roles[i];
+        if (ro == LS_ROLE_OUT_RANK && (t = fs_target(n->kids[i], 1)))
+          fs_set(st, t, 1);
+        if (ro == LS_ROLE_RECVBUF && e->rule->kind == LS_KIND_COLLECTIVE && (t = fs_target(n->kids[i], 1)))
+          fs_set(st, t, 0); /* what a collective delivers is the same on every rank */
+      }
+    for (int i = 0; i < p->rules->nsrcs; i++) {
+      const ls_rule_src *r = &p->rules->srcs[i];
+      if (!r->uniform && r->out_arg >= 0 && (unsigned)r->out_arg < n->nkids && n->text && !strcmp(r->call, n->text) &&
+          (t = fs_target(n->kids[r->out_arg], 1)))
+        fs_set(st, t, 1);
+    }
+    if (e->def && e->out_taint)
+      for (unsigned i = 0; i < n->nkids && i < 64; i++)
+        if (e->out_taint >> i & 1 && (t = fs_target(n->kids[i], 1)))
+          fs_set(st, t, 1);
+    return;
+  }
+  default:
+    return;
+  }
+}
+
+static void fs_items(ls_node *n, struct fs *x) {
+  if (n->kind == CXCursor_VarDecl)
+    fs_cand(x, n->ent);
+  if ((n->kind == CXCursor_BinaryOperator || n->kind == CXCursor_CompoundAssignOperator) && n->nkids == 2) {
+    int level = 0;
+    ls_entity *t = ls_target_of(n->kids[0], &level);
+    if (level <= 0)
+      fs_cand(x, t);
+  }
+  if (n->kind == CXCursor_CallExpr)
+    for (unsigned i = 0; i < n->nkids; i++) {
+      int level = 1;
+      ls_entity *t = ls_target_of(n->kids[i], &level);
+      if (level <= 0)
+        fs_cand(x, t);
+    }
+}
+
+static void fs_solve(struct ctx *c, struct fs *x) {
+  ls_func *f = x->f;
+  int W = x->words, B = f->nblocks;
+  memset(x->in, 0, (size_t)B * (size_t)W * sizeof *x->in);
+  uint64_t *st = calloc((size_t)W, sizeof *st);
+  ls_block **q = malloc(((size_t)B + 1) * sizeof *q);
+  char *inq = calloc((size_t)B, 1);
+  if (!st || !q || !inq)
+    abort();
+  for (int i = 0; i < f->nparams; i++)
+    if (f->params[i]->fsidx)
+      fs_set(&x->in[f->entry->id * W], f->params[i], 1);
+  int qh = 0, qt = 0, n = B + 1;
+  q[qt++] = f->entry;
+  inq[f->entry->id] = 1;
+  while (qh != qt) {
+    ls_block *k = q[qh];
+    qh = (qh + 1) % n;
+    inq[k->id] = 2; /* 2: processed, out of the queue */
+    memcpy(st, &x->in[k->id * W], (size_t)W * sizeof *st);
+    ls_taint_state(st);
+    for (int i = 0; i < k->nitems; i++)
+      fs_step(c->p, k->items[i], st, k->impl);
+    ls_taint_state(NULL);
+    for (int s2 = 0; s2 < k->nsucc; s2++) {
+      ls_block *t = k->succ[s2];
+      uint64_t *ti = &x->in[t->id * W];
+      int changed = 0;
+      for (int w = 0; w < W; w++)
+        if ((ti[w] | st[w]) != ti[w]) {
+          ti[w] |= st[w];
+          changed = 1;
+        }
+      if ((changed || inq[t->id] == 0) && inq[t->id] != 1) { /* 0: never queued yet */
+        inq[t->id] = 1;
+        q[qt] = t;
+        qt = (qt + 1) % n;
+      }
+    }
+  }
+  free(st);
+  free(q);
+  free(inq);
+}
+
+/* Computes cond_taint of every branch with the flow-sensitive state and runs the argument
+ * check at each collective with the state at that call. */
+static void flow_sensitive(struct ctx *c, ls_func *f) {
+  struct fs x = {.f = f};
+  for (int i = 0; i < f->nparams; i++)
+    fs_cand(&x, f->params[i]);
+  for (int b = 0; b < f->nblocks; b++)
+    for (int i = 0; i < f->blocks[b]->nitems; i++)
+      fs_items(f->blocks[b]->items[i], &x);
+  x.words = (int)(x.cands.n + 63) / 64;
+  if (!x.words)
+    x.words = 1;
+  x.in = calloc((size_t)f->nblocks * (size_t)x.words, sizeof *x.in);
+  uint64_t *st = calloc((size_t)x.words, sizeof *st);
+  if (!x.in || !st)
+    abort();
+  /* implicit flow depends on which branches are rank-dependent, which depends on the
+   * state: iterate a few rounds from the flow-insensitive guess */
+  for (int round = 0; round < 3; round++) {
+    fs_solve(c, &x);
+    int changed = 0;
+    for (int b = 0; b < f->nblocks; b++) {
+      ls_block *k = f->blocks[b];
+      memcpy(st, &x.in[k->id * x.words], (size_t)x.words * sizeof *st);
+      ls_taint_state(st);
+      for (int i = 0; i < k->nitems; i++)
+        fs_step(c->p, k->items[i], st, k->impl);
+      k->cond_taint = k->cond && k->nsucc > 1 ? ls_expr_taint(c->p, k->cond) : NULL;
+      ls_taint_state(NULL);
+    }
+    for (int b = 0; b < f->nblocks; b++)
+      f->blocks[b]->mark = 0;
+    for (int b = 0; b < f->nblocks; b++) { /* recompute control dependence on these branches */
+      ls_block *k = f->blocks[b];
+      if (!k->cond_taint)
+        continue;
+      for (int s2 = 0; s2 < k->nsucc; s2++)
+        for (ls_block *r = k->succ[s2]; r && r != k->ipdom && r != f->vexit && !r->mark; r = r->ipdom)
+          r->mark = 1;
+    }
+    for (int b = 0; b < f->nblocks; b++) {
+      ls_block *k = f->blocks[b];
+      if (!k->mark && k->impl) {
+        k->impl = NULL;
+        changed = 1;
+      }
+      k->mark = 0;
+    }
+    if (!changed)
+      break;
+  }
+  /* final replay: the argument check with the state at each call */
+  for (int b = 0; b < f->nblocks; b++) {
+    ls_block *k = f->blocks[b];
+    memcpy(st, &x.in[k->id * x.words], (size_t)x.words * sizeof *st);
+    ls_taint_state(st);
+    for (int i = 0; i < k->nitems; i++) {
+      if (is_coll(k->items[i]))
+        check_args(c, k->items[i]);
+      fs_step(c->p, k->items[i], st, k->impl);
+    }
+    ls_taint_state(NULL);
+  }
+  for (size_t i = 0; i < x.cands.n; i++)
+    ((ls_entity *)x.cands.v[i])->fsidx = 0;
+  free(x.cands.v);
+  free(x.in);
+  free(st);
+}
+
 /* ---- driver ---- */
 static void scan_calls(ls_node *n, ls_vec *out) {
   if (!n)
@@ -791,11 +1011,11 @@ static void analyze(struct ctx *c, ls_func *f) {
   c->f = f;
   for (int i = 0; i < f->nblocks; i++) {
     ls_block *k = f->blocks[i];
-    k->cond_taint = k->cond && k->nsucc > 1 ? ls_expr_taint(c->p, k->cond) : NULL;
     k->hstate = 0;
     k->cdep = NULL;
     k->mark = 0;
   }
+  flow_sensitive(c, f); /* cond_taint of every branch, and the argument check */
   seq_of(c, f->entry);
   for (int i = 0; i < f->nblocks; i++) /* unreachable blocks still get checked */
     seq_of(c, f->blocks[i]);
@@ -813,9 +1033,6 @@ static void analyze(struct ctx *c, ls_func *f) {
     ls_block *k = f->blocks[i];
     if (k->cond_taint)
       check_branch(c, k);
-    for (int j = 0; j < k->nitems; j++)
-      if (is_coll(k->items[j]))
-        check_args(c, k->items[j]);
   }
   check_p2p(c, &p2p);
   free(p2p.v);

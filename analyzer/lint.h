@@ -88,6 +88,7 @@ typedef struct ls_entity {
   const ls_origin *out_origin;
   int ncalls;               /* calls seen from analyzed code */
   struct ls_entity *dtor;   /* for record-typed variables: their class's user destructor */
+  int fsidx;                /* 1-based bit of the flow-sensitive pass in its function, 0: none */
 } ls_entity;
 
 /* ---- nodes: a compact copy of the statements/expressions of function bodies ---- */
@@ -124,6 +125,7 @@ typedef struct ls_block {
   uint64_t h; long len; int hstate; /* collective-sequence hash to exit (suffix) */
   uint32_t gin, gout; int gdone;    /* group depth masks */
   const struct ls_block *cdep;      /* a rank-dependent branch this block depends on */
+  const ls_origin *impl;            /* control-dependent on a rank-dependent branch */
   unsigned mark;
   int is_loop;              /* loop condition block */
   int stop, ends;           /* sequence memo: truncated at block `stop` (-1: none); ends in abort */
@@ -184,6 +186,11 @@ void ls_cfg_dump(const ls_func *f, FILE *out);
 /* taint: whole-program fixpoint over all functions */
 void ls_taint_run(ls_program *p);
 const ls_origin *ls_expr_taint(ls_program *p, ls_node *n);
+/* Flow-sensitive view: while `state` is set, a local with fsidx reads as rank-dependent
+ * only when its bit is set. NULL restores the flow-insensitive facts. */
+void ls_taint_state(const uint64_t *state);
+/* The entity an lvalue writes; *level counts dereferences (> 0: through a pointer). */
+ls_entity *ls_target_of(ls_node *n, int *level);
 
 /* findings */
 typedef struct ls_loc { const char *file; unsigned line, col; const char *msg; } ls_loc;

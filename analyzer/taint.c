@@ -69,11 +69,18 @@ static const ls_origin *content_taint(ls_program *p, ls_node *n) {
   return ls_expr_taint(p, n);
 }
 
+static const uint64_t *fs_state;
+void ls_taint_state(const uint64_t *state) { fs_state = state; }
+
 const ls_origin *ls_expr_taint(ls_program *p, ls_node *n) {
   if (!n)
     return NULL;
   switch (n->kind) {
   case CXCursor_DeclRefExpr:
+    if (n->ent && fs_state && n->ent->fsidx) {
+      unsigned b = (unsigned)n->ent->fsidx - 1;
+      return fs_state[b / 64] >> (b % 64) & 1 ? n->ent->taint : NULL;
+    }
     return n->ent && n->ent->kind != LS_ENT_FUNC ? n->ent->taint : NULL;
   case CXCursor_MemberRefExpr:
     if (n->ent && n->ent->taint)
@@ -131,7 +138,7 @@ const ls_origin *ls_expr_taint(ls_program *p, ls_node *n) {
 
 /* The entity an lvalue (or an out-argument) writes: x, s.f (the field), a[i] (a), *p (p).
  * *level counts dereferences on the way (> 0: the write lands in what the entity points to). */
-static ls_entity *target_of(ls_node *n, int *level) {
+ls_entity *ls_target_of(ls_node *n, int *level) {
   for (;;) {
     n = unwrap(n);
     if (!n)
@@ -191,7 +198,7 @@ static void taint_ent(struct run *r, ls_entity *e, const ls_origin *o, int level
 
 static void out_arg(struct run *r, ls_node *arg, const ls_origin *o) {
   int level = 1; /* the callee writes through the pointer it got */
-  ls_entity *t = target_of(arg, &level);
+  ls_entity *t = ls_target_of(arg, &level);
   taint_ent(r, t, o, level);
 }
 
@@ -206,7 +213,7 @@ static void apply(struct run *r, ls_node *n) {
   case CXCursor_BinaryOperator:
   case CXCursor_CompoundAssignOperator:
     if (n->nkids == 2) {
-      ls_entity *t = target_of(n->kids[0], &tp);
+      ls_entity *t = ls_target_of(n->kids[0], &tp);
       taint_ent(r, t, ls_expr_taint(p, n->kids[1]), tp);
     }
     return;
@@ -255,7 +262,7 @@ static void apply(struct run *r, ls_node *n) {
 static void implicit_flow(struct run *r) {
   ls_func *f = r->f;
   for (int b = 0; b < f->nblocks; b++)
-    f->blocks[b]->cond_taint = NULL;
+    f->blocks[b]->impl = NULL;
   for (int b = 0; b < f->nblocks; b++) {
     ls_block *k = f->blocks[b];
     if (!k->cond || k->nsucc < 2)
@@ -264,19 +271,19 @@ static void implicit_flow(struct run *r) {
     if (!o)
       continue;
     for (int s = 0; s < k->nsucc; s++)
-      for (ls_block *q = k->succ[s]; q && q != k->ipdom && q != f->vexit && !q->cond_taint; q = q->ipdom)
-        q->cond_taint = o;
+      for (ls_block *q = k->succ[s]; q && q != k->ipdom && q != f->vexit && !q->impl; q = q->ipdom)
+        q->impl = o;
   }
   for (int b = 0; b < f->nblocks; b++) {
     ls_block *k = f->blocks[b];
-    if (!k->cond_taint)
+    if (!k->impl)
       continue;
     for (int j = 0; j < k->nitems; j++) {
       ls_node *n = k->items[j];
       if ((n->kind == CXCursor_BinaryOperator || n->kind == CXCursor_CompoundAssignOperator) && n->nkids == 2) {
         int level = 0;
-        ls_entity *t = target_of(n->kids[0], &level);
-        taint_ent(r, t, k->cond_taint, level);
+        ls_entity *t = ls_target_of(n->kids[0], &level);
+        taint_ent(r, t, k->impl, level);
       }
     }
   }

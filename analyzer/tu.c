@@ -85,6 +85,9 @@ struct conv {
   CXFile last_file;
   const char *last_name;
   ls_func *fn; /* function being converted (for lambdas' names) */
+  ls_vec refs;    /* nodes of this TU that reference a function (calls, destructors) */
+  ls_vec renames; /* pairs (shared entity, this TU's own definition of that name) */
+  const char *lib_prefix; /* the CUDA toolkit: its headers are library code */
 };
 
 static const char *file_name(struct conv *c, CXFile f) {
@@ -299,6 +302,7 @@ static ls_node *conv_node(struct conv *c, CXCursor cur) {
     return n; /* a lambda is its own function; creating it issues nothing */
   }
   case CXCursor_CallExpr: {
+    ls_vec_push(&c->refs, n);
     CXCursor ref = clang_getCursorReferenced(cur);
     if (!clang_Cursor_isNull(ref) && is_function_kind(clang_getCursorKind(ref))) {
       n->ent = c->cplusplus && is_lambda_call_op(ref) ? lambda_entity(c, ref, "lambda") : entity_of(c, ref, LS_ENT_FUNC);
@@ -381,6 +385,7 @@ static ls_node *conv_node(struct conv *c, CXCursor cur) {
     break;
   }
   case CXCursor_VarDecl:
+    ls_vec_push(&c->refs, n);
     n->ent = var_entity(c, cur);
     n->text = n->ent ? n->ent->name : "";
     if (c->cplusplus)
@@ -504,9 +509,32 @@ static enum CXChildVisitResult top_visit(CXCursor cur, CXCursor parent, CXClient
       k == CXCursor_StructDecl || k == CXCursor_ClassTemplate || k == CXCursor_UnexposedDecl)
     return CXChildVisit_Recurse;
   if (is_function_kind(k) && clang_isCursorDefinition(cur)) {
+    /* Library headers reached through -I (CUDA's, MPI's under /usr) are not the user's
+     * code: their inline functions are skipped like system headers' (and cost nothing). */
+    CXFile df;
+    clang_getExpansionLocation(clang_getCursorLocation(cur), &df, NULL, NULL, NULL);
+    if (df && !clang_Location_isFromMainFile(clang_getCursorLocation(cur))) {
+      const char *fn = file_name(c, df);
+      if (!strncmp(fn, "/usr/", 5) || (c->lib_prefix && *c->lib_prefix && !strncmp(fn, c->lib_prefix, strlen(c->lib_prefix))))
+        return CXChildVisit_Continue;
+    }
     ls_entity *e = entity_of(c, cur, LS_ENT_FUNC);
-    if (e->def)
-      return CXChildVisit_Continue; /* same definition seen from another TU (a header) */
+    if (e->def) {
+      const char *file;
+      unsigned line, col;
+      set_loc(c, clang_getCursorLocation(cur), &file, &line, &col);
+      if (!strcmp(e->def->file, file) && e->def->line == line)
+        return CXChildVisit_Continue; /* same definition seen from another TU (a header) */
+      /* another program's function of the same name (each fixture's main): its own entity */
+      char key[2048];
+      snprintf(key, sizeof key, "%s@%s:%u", e->key, file, line);
+      ls_entity *own = ls_entity_get(c->p, key, e->name, LS_ENT_FUNC);
+      if (own->def)
+        return CXChildVisit_Continue;
+      ls_vec_push(&c->renames, e);
+      ls_vec_push(&c->renames, own);
+      e = own;
+    }
     const char *name = e->name;
     if (k != CXCursor_FunctionDecl && k != CXCursor_FunctionTemplate) {
       CXCursor cls = clang_getCursorSemanticParent(cur);
@@ -599,7 +627,7 @@ int ls_parse_file(ls_program *p, CXIndex idx, const char *file, const char *cons
   }
   ti->ok = ti->nerrors == 0;
   ls_vec_push(&p->tus, ti);
-  struct conv c = {.p = p, .tu = tu};
+  struct conv c = {.p = p, .tu = tu, .lib_prefix = o->cuda_path ? o->cuda_path : "/usr/local/cuda"};
   CXCursor root = clang_getTranslationUnitCursor(tu);
   c.cplusplus = o->cuda; /* CUDA is C++ */
   if (!c.cplusplus) {
@@ -616,6 +644,20 @@ int ls_parse_file(ls_program *p, CXIndex idx, const char *file, const char *cons
   }
   size_t before = p->funcs.n;
   clang_visitChildren(root, top_visit, &c);
+  /* calls in this TU mean this TU's definition when it has its own of a shared name */
+  for (size_t i = 0; c.renames.n && i < c.refs.n; i++) {
+    ls_node *n = c.refs.v[i];
+    for (size_t j = 0; j + 1 < c.renames.n; j += 2) {
+      if (n->ent == c.renames.v[j]) {
+        n->ent = c.renames.v[j + 1];
+        n->text = n->ent->name;
+      }
+      if (n->dtor == c.renames.v[j])
+        n->dtor = c.renames.v[j + 1];
+    }
+  }
+  free(c.refs.v);
+  free(c.renames.v);
   if (ti->nerrors && p->funcs.n == before)
     ti->fatal = 1; /* errors and nothing we could read: not a usable source file */
   clang_disposeTranslationUnit(tu);
