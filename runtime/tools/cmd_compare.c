@@ -35,7 +35,7 @@ static cJSON *comms_json(const struct ls_compare *cmp) {
     cJSON_AddStringToObject(o, "id", id);
     cJSON_AddNumberToObject(o, "size", cm->size);
     cJSON *seen = cJSON_AddArrayToObject(o, "ranks_seen");
-    for (int rk = 0; rk < cm->size; rk++)
+    for (int rk = 0; rk < cm->nslots; rk++)
       if (cm->ranks[rk].present)
         cJSON_AddItemToArray(seen, cJSON_CreateNumber(rk));
     cJSON_AddNumberToObject(o, "calls", (double)cm->calls);
@@ -98,14 +98,14 @@ int ls_cmd_compare(int argc, char **argv) {
     cJSON_AddStringToObject(doc, "status", cmp.ndiv ? "divergent" : "consistent");
     cJSON *files = cJSON_AddArrayToObject(doc, "files");
     for (size_t i = 0; i < set.n; i++)
-      cJSON_AddItemToArray(files, cJSON_CreateString(set.traces[i].path));
+      cJSON_AddItemToArray(files, ls_json_text(set.traces[i].path));
     cJSON_AddItemToObject(doc, "communicators", comms_json(&cmp));
     cJSON *divs = cJSON_AddArrayToObject(doc, "divergences");
     for (size_t i = 0; i < cmp.ndiv; i++)
       cJSON_AddItemToArray(divs, ls_divergence_json(sym, &cmp.div[i]));
     cJSON *notes = cJSON_AddArrayToObject(doc, "notes");
     for (size_t i = 0; i < cmp.nnotes; i++)
-      cJSON_AddItemToArray(notes, cJSON_CreateString(cmp.notes[i]));
+      cJSON_AddItemToArray(notes, ls_json_text(cmp.notes[i]));
     ls_json_print(stdout, doc);
     cJSON_Delete(doc);
   } else {

@@ -295,7 +295,7 @@ int ls_cmd_confirm(int argc, char **argv) {
     cJSON_AddStringToObject(doc, "status", nconf ? "confirmed" : "unconfirmed");
     cJSON *files = cJSON_AddArrayToObject(doc, "traces");
     for (size_t i = 0; i < set.n; i++)
-      cJSON_AddItemToArray(files, cJSON_CreateString(set.traces[i].path));
+      cJSON_AddItemToArray(files, ls_json_text(set.traces[i].path));
     cJSON_AddBoolToObject(doc, "debug_info", unresolved == 0);
     cJSON *out = cJSON_AddArrayToObject(doc, "findings");
     for (int i = 0; i < nf; i++) {
@@ -318,7 +318,7 @@ int ls_cmd_confirm(int argc, char **argv) {
     }
     cJSON *notes = cJSON_AddArrayToObject(doc, "notes");
     for (size_t i = 0; i < cmp.nnotes; i++)
-      cJSON_AddItemToArray(notes, cJSON_CreateString(cmp.notes[i]));
+      cJSON_AddItemToArray(notes, ls_json_text(cmp.notes[i]));
     if (unresolved)
       cJSON_AddItemToArray(notes, cJSON_CreateString("some call sites have no debug info; findings at those "
                                                       "sites cannot be joined"));

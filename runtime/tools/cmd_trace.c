@@ -123,7 +123,7 @@ static cJSON *export_json(const struct ls_trace_set *set, const struct ls_apidb 
     const struct ls_trace *t = &set->traces[i];
     const struct ls_trace_header *h = t->hdr;
     cJSON *to = cJSON_CreateObject();
-    cJSON_AddStringToObject(to, "file", t->path);
+    cJSON_AddItemToObject(to, "file", ls_json_text(t->path));
     cJSON *ho = cJSON_AddObjectToObject(to, "header");
     cJSON_AddNumberToObject(ho, "version", h->version);
     cJSON_AddItemToObject(ho, "flags", flag_list(h->flags, header_flags, 3));
@@ -136,8 +136,8 @@ static cJSON *export_json(const struct ls_trace_set *set, const struct ls_apidb 
     cJSON_AddNumberToObject(ho, "timeout_ms", h->timeout_ms);
     ls_json_add_u64(ho, "t0_realtime_ns", h->t0_realtime_ns);
     ls_json_add_u64(ho, "t0_monotonic_ns", h->t0_monotonic_ns);
-    cJSON_AddStringToObject(ho, "hostname", h->hostname);
-    cJSON_AddStringToObject(ho, "exe", h->exe);
+    cJSON_AddItemToObject(ho, "hostname", ls_json_text(h->hostname));
+    cJSON_AddItemToObject(ho, "exe", ls_json_text(h->exe));
     cJSON *apis = cJSON_AddArrayToObject(to, "apis");
     for (uint32_t k = 0; k < h->napis; k++) {
       cJSON *a = cJSON_CreateObject();
@@ -149,7 +149,7 @@ static cJSON *export_json(const struct ls_trace_set *set, const struct ls_apidb 
     cJSON *mods = cJSON_AddArrayToObject(to, "modules");
     for (uint32_t k = 0; k < t->nmodules; k++) {
       cJSON *m = cJSON_CreateObject();
-      cJSON_AddStringToObject(m, "path", t->modules[k].path);
+      cJSON_AddItemToObject(m, "path", ls_json_text(t->modules[k].path));
       add_hex(m, "base", t->modules[k].base);
       add_hex(m, "start", t->modules[k].start);
       add_hex(m, "end", t->modules[k].end);
@@ -208,7 +208,7 @@ static cJSON *export_perfetto(const struct ls_trace_set *set, const struct ls_ap
       snprintf(name, sizeof name, "rank %d (%s pid %d)", rank, t->hdr->hostname, t->hdr->pid);
     else
       snprintf(name, sizeof name, "%s (%s pid %d)", t->path, t->hdr->hostname, t->hdr->pid);
-    meta(&tl, "process_name", pid, 0, "name", cJSON_CreateString(name));
+    meta(&tl, "process_name", pid, 0, "name", ls_json_text(name));
     meta(&tl, "process_sort_index", pid, 0, "sort_index", cJSON_CreateNumber(rank >= 0 ? rank : (int)i));
     meta(&tl, "thread_name", pid, DEVICE_TID, "name", cJSON_CreateString("device completion"));
     for (uint64_t k = 0; k < t->nrecords; k++) {
@@ -227,7 +227,7 @@ static cJSON *export_perfetto(const struct ls_trace_set *set, const struct ls_ap
       cJSON_AddStringToObject(e, "cat", ls_kind_name(ls_trace_api_kind(t, r)));
       cJSON *args = cJSON_AddObjectToObject(e, "args");
       cJSON_AddStringToObject(args, "call", call);
-      cJSON_AddStringToObject(args, "site", where);
+      cJSON_AddItemToObject(args, "site", ls_json_text(where));
       if (r->comm_id)
         add_hex(args, "comm", r->comm_id);
       if (r->seq != LS_NO_SEQ)

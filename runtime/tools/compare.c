@@ -115,25 +115,26 @@ struct inc_key {
   int seen0;
 };
 
-static struct ls_comm *comm_get(struct ls_compare *c, uint64_t id, unsigned inc, int size) {
-  for (size_t i = 0; i < c->ncomms; i++) {
-    struct ls_comm *cm = &c->comms[i];
-    if (cm->id == id && cm->incarnation == inc) {
-      if (size > cm->size) {
-        cm->ranks = realloc(cm->ranks, (size_t)size * sizeof *cm->ranks);
-        memset(cm->ranks + cm->size, 0, (size_t)(size - cm->size) * sizeof *cm->ranks);
-        cm->size = size;
-      }
-      return cm;
-    }
+static struct ls_comm *comm_get(struct ls_compare *c, uint64_t id, unsigned inc, int size, int rank) {
+  struct ls_comm *cm = NULL;
+  for (size_t i = 0; i < c->ncomms && !cm; i++)
+    if (c->comms[i].id == id && c->comms[i].incarnation == inc)
+      cm = &c->comms[i];
+  if (!cm) {
+    c->comms = realloc(c->comms, (c->ncomms + 1) * sizeof *c->comms);
+    cm = &c->comms[c->ncomms++];
+    memset(cm, 0, sizeof *cm);
+    cm->id = id;
+    cm->incarnation = inc;
   }
-  c->comms = realloc(c->comms, (c->ncomms + 1) * sizeof *c->comms);
-  struct ls_comm *cm = &c->comms[c->ncomms++];
-  memset(cm, 0, sizeof *cm);
-  cm->id = id;
-  cm->incarnation = inc;
-  cm->size = size;
-  cm->ranks = calloc((size_t)size, sizeof *cm->ranks);
+  if (size > cm->size)
+    cm->size = size;
+  if (rank >= cm->nslots) {
+    int n = rank + 1 > 2 * cm->nslots ? rank + 1 : 2 * cm->nslots;
+    cm->ranks = realloc(cm->ranks, (size_t)n * sizeof *cm->ranks);
+    memset(cm->ranks + cm->nslots, 0, (size_t)(n - cm->nslots) * sizeof *cm->ranks);
+    cm->nslots = n;
+  }
   return cm;
 }
 
@@ -175,7 +176,7 @@ static int build_comms(const struct ls_trace_set *set, struct ls_compare *c) {
           k->inc++;
         k->seen0 = 1;
       }
-      struct ls_comm *cm = comm_get(c, r->comm_id, k->inc, r->comm_size);
+      struct ls_comm *cm = comm_get(c, r->comm_id, k->inc, r->comm_size, r->comm_rank);
       struct ls_comm_rank *cr = &cm->ranks[r->comm_rank];
       if (cr->owner && cr->owner != t) {
         char id[40];
@@ -202,7 +203,7 @@ static int build_comms(const struct ls_trace_set *set, struct ls_compare *c) {
     struct ls_comm *cm = &c->comms[i];
     char id[40];
     ls_format_comm(cm->id, cm->incarnation, id, sizeof id);
-    for (int rk = 0; rk < cm->size; rk++) {
+    for (int rk = 0; rk < cm->nslots; rk++) {
       struct ls_comm_rank *cr = &cm->ranks[rk];
       if (!cr->present)
         continue;
@@ -295,7 +296,7 @@ struct block {
 
 /* Returns 1 when a structural divergence was recorded. */
 static int align_p2p(struct ls_compare *c, const struct ls_apidb *db, const struct ls_comm *cm, size_t *cur) {
-  int size = cm->size, found = 0;
+  int size = cm->nslots, found = 0; /* ranks past nslots have no trace */
   struct block *b = calloc((size_t)size, sizeof *b);
   for (int rk = 0; rk < size; rk++) {
     const struct ls_comm_rank *cr = &cm->ranks[rk];
@@ -387,7 +388,7 @@ static int align_p2p(struct ls_compare *c, const struct ls_apidb *db, const stru
 }
 
 static void align_comm(struct ls_compare *c, const struct ls_apidb *db, const struct ls_comm *cm) {
-  int size = cm->size;
+  int size = cm->nslots;
   size_t *cur = calloc((size_t)size, sizeof *cur);
   char id[40];
   ls_format_comm(cm->id, cm->incarnation, id, sizeof id);
@@ -688,15 +689,21 @@ int ls_compare_run(const struct ls_trace_set *set, const struct ls_apidb *db, st
     const struct ls_comm *cm = &out->comms[i];
     char id[40], missing[256] = "";
     ls_format_comm(cm->id, cm->incarnation, id, sizeof id);
-    int nmiss = 0;
-    for (int rk = 0; rk < cm->size; rk++)
-      if (!cm->ranks[rk].present) {
+    int nmiss = cm->size, listed = 0;
+    for (int rk = 0; rk < cm->nslots; rk++)
+      nmiss -= cm->ranks[rk].present;
+    /* The size comes from the file: list a few, never walk all of them. */
+    for (int rk = 0; rk < cm->size && listed < 16; rk++)
+      if (rk >= cm->nslots || !cm->ranks[rk].present) {
         size_t len = strlen(missing);
-        if (len < sizeof missing - 16)
-          snprintf(missing + len, sizeof missing - len, "%s%d", nmiss ? "," : "", rk);
-        nmiss++;
+        snprintf(missing + len, sizeof missing - len, "%s%d", listed ? "," : "", rk);
+        listed++;
       }
-    if (nmiss)
+    if (listed < nmiss) {
+      size_t len = strlen(missing);
+      snprintf(missing + len, sizeof missing - len, ",...");
+    }
+    if (nmiss > 0)
       note(out, "communicator %s: no trace for rank%s %s of %d; compared the others", id, nmiss > 1 ? "s" : "",
            missing, cm->size);
   }
@@ -733,7 +740,7 @@ int ls_compare_run(const struct ls_trace_set *set, const struct ls_apidb *db, st
 
 void ls_compare_free(struct ls_compare *c) {
   for (size_t i = 0; i < c->ncomms; i++) {
-    for (int rk = 0; rk < c->comms[i].size; rk++)
+    for (int rk = 0; rk < c->comms[i].nslots; rk++)
       free(c->comms[i].ranks[rk].v);
     free(c->comms[i].ranks);
   }

@@ -30,8 +30,9 @@ struct ls_comm_rank {
 struct ls_comm {
   uint64_t id;
   unsigned incarnation; /* >0 when the same identity was reused after seq restarted */
-  int size;
-  struct ls_comm_rank *ranks; /* size entries */
+  int size;                   /* the communicator size its records report */
+  int nslots;                 /* entries in ranks[]: highest rank seen + 1 (not size: untrusted) */
+  struct ls_comm_rank *ranks;
   size_t calls;               /* most calls issued by one rank */
 };
 

@@ -28,6 +28,38 @@ void ls_site_text(struct ls_site s, char *buf, size_t len) {
   }
 }
 
+/* Length of the valid UTF-8 sequence at s, or 0. */
+static int utf8_len(const unsigned char *s) {
+  int n = s[0] < 0x80 ? 1 : (s[0] & 0xe0) == 0xc0 ? 2 : (s[0] & 0xf0) == 0xe0 ? 3 : (s[0] & 0xf8) == 0xf0 ? 4 : 0;
+  if (n == 2 && s[0] < 0xc2)
+    return 0; /* overlong */
+  for (int i = 1; i < n; i++)
+    if ((s[i] & 0xc0) != 0x80)
+      return 0;
+  return n;
+}
+
+cJSON *ls_json_text(const char *s) {
+  size_t n = strlen(s);
+  char *clean = malloc(n + 1);
+  size_t k = 0;
+  for (const unsigned char *p = (const unsigned char *)s; *p;) {
+    int len = utf8_len(p);
+    if (len == 0) {
+      clean[k++] = '?';
+      p++;
+    } else {
+      memcpy(clean + k, p, (size_t)len);
+      k += (size_t)len;
+      p += len;
+    }
+  }
+  clean[k] = 0;
+  cJSON *j = cJSON_CreateString(clean);
+  free(clean);
+  return j;
+}
+
 void ls_json_add_u64(cJSON *obj, const char *name, uint64_t v) {
   char num[32];
   snprintf(num, sizeof num, "%" PRIu64, v);
@@ -36,7 +68,7 @@ void ls_json_add_u64(cJSON *obj, const char *name, uint64_t v) {
 
 static void add_str_or_null(cJSON *o, const char *name, const char *v) {
   if (v)
-    cJSON_AddStringToObject(o, name, v);
+    cJSON_AddItemToObject(o, name, ls_json_text(v));
   else
     cJSON_AddNullToObject(o, name);
 }

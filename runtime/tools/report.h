@@ -17,6 +17,9 @@ struct cJSON;
 void ls_site_text(struct ls_site s, char *buf, size_t len);
 /* {"rank","module","offset","file","line","function"}; null for unknowns. */
 struct cJSON *ls_site_json(struct ls_site s, int rank);
+/* A JSON string of s with bytes that are not valid UTF-8 replaced by '?':
+ * paths and host names come from the file and may be anything. */
+struct cJSON *ls_json_text(const char *s);
 /* Adds an exact unsigned 64-bit number to obj under name. */
 void ls_json_add_u64(struct cJSON *obj, const char *name, uint64_t v);
 

@@ -23,9 +23,33 @@ static int fail(char *err, size_t errlen, const char *fmt, ...) {
   return -1;
 }
 
+/* More ranks than any machine has: a corrupted size, not a communicator. */
+#define LS_MAX_COMM_SIZE (1 << 22)
+
 #define HOFF(field) ((unsigned long)offsetof(struct ls_trace_header, field))
 
-static int read_all(const char *path, unsigned char **data, size_t *size, char *err, size_t errlen) {
+static uint64_t region_end(uint64_t off, uint64_t n, uint64_t elsize) {
+  return n > (UINT64_MAX - off) / elsize ? UINT64_MAX : off + n * elsize;
+}
+
+static int read_range(int fd, unsigned char *buf, size_t from, size_t to, char *err, size_t errlen) {
+  while (from < to) {
+    ssize_t got = pread(fd, buf + from, to - from, (off_t)from);
+    if (got < 0 && errno == EINTR)
+      continue;
+    if (got < 0)
+      return fail(err, errlen, "offset %zu: read error: %s", from, strerror(errno));
+    if (got == 0)
+      return fail(err, errlen, "offset %zu: the file shrank while it was read (is its writer still running?)", from);
+    from += (size_t)got;
+  }
+  return 0;
+}
+
+/* Reads what the header says is in use — tables and claimed records, not the
+ * whole preallocated capacity (1 Mi slots = 128 MiB per rank) — and records
+ * the file's real size for the bounds checks. */
+static int read_trace(const char *path, struct ls_trace *t, char *err, size_t errlen) {
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     return fail(err, errlen, "cannot open: %s", strerror(errno));
@@ -34,29 +58,39 @@ static int read_all(const char *path, unsigned char **data, size_t *size, char *
     close(fd);
     return fail(err, errlen, "not a regular file");
   }
-  size_t cap = (size_t)st.st_size, len = 0;
-  unsigned char *buf = malloc(cap ? cap : 1);
-  if (!buf) {
+  size_t fsize = (size_t)st.st_size, want = fsize < LS_TRACE_HEADER_SIZE ? fsize : LS_TRACE_HEADER_SIZE;
+  unsigned char *buf = calloc(1, LS_TRACE_HEADER_SIZE);
+  if (!buf || read_range(fd, buf, 0, want, err, errlen)) {
+    free(buf);
     close(fd);
-    return fail(err, errlen, "out of memory reading %zu bytes", cap);
+    return buf ? -1 : fail(err, errlen, "out of memory");
   }
-  while (len < cap) {
-    ssize_t got = read(fd, buf + len, cap - len);
-    if (got < 0 && errno == EINTR)
-      continue;
-    if (got < 0) {
-      int e = errno;
+  if (want == LS_TRACE_HEADER_SIZE && !memcmp(buf, LS_TRACE_MAGIC, 8)) {
+    const struct ls_trace_header *h = (const struct ls_trace_header *)buf;
+    uint64_t used = h->nrecords < h->capacity ? h->nrecords : h->capacity, end = LS_TRACE_HEADER_SIZE, e;
+    e = region_end(h->api_offset, h->napis, sizeof(struct ls_trace_api));
+    end = e > end ? e : end;
+    e = region_end(h->modules_offset, LS_TRACE_MAX_MODULES, sizeof(struct ls_trace_module));
+    end = e > end ? e : end;
+    e = region_end(h->records_offset, used, LS_TRACE_RECORD_SIZE);
+    end = e > end ? e : end;
+    want = end < fsize ? (size_t)end : fsize;
+    unsigned char *grown = want > LS_TRACE_HEADER_SIZE ? realloc(buf, want) : buf;
+    if (!grown) {
       free(buf);
       close(fd);
-      return fail(err, errlen, "offset %zu: read error: %s", len, strerror(e));
+      return fail(err, errlen, "out of memory reading %zu bytes", want);
     }
-    if (got == 0)
-      break; /* shrank while reading: validate what we have */
-    len += (size_t)got;
+    buf = grown;
+    if (read_range(fd, buf, LS_TRACE_HEADER_SIZE, want, err, errlen)) {
+      free(buf);
+      close(fd);
+      return -1;
+    }
   }
   close(fd);
-  *data = buf;
-  *size = len;
+  t->data = buf;
+  t->size = fsize;
   return 0;
 }
 
@@ -160,6 +194,9 @@ static int validate(struct ls_trace *t, char *err, size_t errlen) {
     if (r->api >= h->napis)
       return fail(err, errlen, "offset %llu: record %llu: api index %u out of range (the api table has %u entries)",
                   off + offsetof(struct ls_trace_record, api), (unsigned long long)i, r->api, h->napis);
+    if (r->seq != LS_NO_SEQ && r->comm_size > LS_MAX_COMM_SIZE)
+      return fail(err, errlen, "offset %llu: record %llu: implausible communicator size %d",
+                  off + offsetof(struct ls_trace_record, comm_size), (unsigned long long)i, r->comm_size);
     if (r->seq != LS_NO_SEQ && (r->comm_size <= 0 || r->comm_rank < 0 || r->comm_rank >= r->comm_size))
       return fail(err, errlen, "offset %llu: record %llu: rank %d is not within a communicator of size %d",
                   off + offsetof(struct ls_trace_record, comm_rank), (unsigned long long)i, r->comm_rank,
@@ -176,7 +213,7 @@ int ls_trace_load(const char *path, struct ls_trace *t, char *err, size_t errlen
   t->path = strdup(path);
   if (!t->path)
     return fail(err, errlen, "out of memory");
-  if (read_all(path, &t->data, &t->size, err, errlen) || validate(t, err, errlen)) {
+  if (read_trace(path, t, err, errlen) || validate(t, err, errlen)) {
     ls_trace_free(t);
     return -1;
   }

@@ -15,8 +15,8 @@
  * and `records` point into it. Free with ls_trace_free. */
 struct ls_trace {
   char *path;
-  unsigned char *data;
-  size_t size;
+  unsigned char *data; /* the bytes in use: header, tables, claimed records */
+  size_t size;         /* the file's size (bounds and truncation checks) */
   const struct ls_trace_header *hdr;
   const struct ls_trace_api *apis; /* hdr->napis entries */
   const struct ls_trace_module *modules; /* nmodules valid entries */
