@@ -1,7 +1,8 @@
 /* watchdog.c — lockstep's one thread: it polls device completion events and keeps a
  * low-water mark on the oldest sequenced call (collective or send/recv) that has not
  * completed on the device (or not returned). Past LOCKSTEP_TIMEOUT it syncs the trace,
- * prints one line to stderr and applies LOCKSTEP_POLICY:
+ * prints one line to stderr (once per hang: the oldest stuck call of a communicator)
+ * and applies LOCKSTEP_POLICY:
  *   report (default)  keep running, the trace and the message are the result
  *   abort             ncclCommAbort on that communicator, through the real function
  *   exit              _exit(86) (LS_EXIT_CODE), distinct from any NCCL or MPI code
@@ -67,6 +68,34 @@ static int pending(const struct ls_trace_record *r) {
   return tag != LS_WTAG_NONE; /* pending: awaiting an outer group end or an event */
 }
 
+#define LS_SCAN_WINDOW 65536u /* records looked at per tick past the low-water mark */
+#define LS_MAX_BLOCKED 64u
+
+/* Communicators with a reported call still pending, and that call's index. */
+static struct blocked_call {
+  uint64_t comm, index;
+} g_blocked[LS_MAX_BLOCKED];
+static unsigned g_nblocked;
+
+/* 1 if `comm` has an earlier reported call still pending (so the call at `index`
+ * waits behind it). Entries whose call has completed since are dropped. */
+static int blocked(uint64_t comm, uint64_t index) {
+  for (unsigned k = 0; k < g_nblocked; k++) {
+    if (g_blocked[k].comm != comm)
+      continue;
+    if (g_blocked[k].index == index || pending(&ls_g.recs[g_blocked[k].index]) > 0)
+      return 1;
+    g_blocked[k] = g_blocked[--g_nblocked];
+    return 0;
+  }
+  return 0;
+}
+
+static void block(uint64_t comm, uint64_t index) {
+  if (g_nblocked < LS_MAX_BLOCKED)
+    g_blocked[g_nblocked++] = (struct blocked_call){comm, index};
+}
+
 static const char *api_name(uint16_t api) {
   const struct ls_api_desc *d = ls_api_desc_of(api);
   return d ? d->name : "?";
@@ -127,6 +156,8 @@ static void fire(uint64_t index, struct ls_trace_record *r, uint64_t now) {
     ls_abort_fn fn = ls_abort_hook_for(fam);
     if (h && fn)
       fn(h);
+    if (h)
+      ls_comm_mark_dead(ls_comm_lookup(h));
   }
 }
 
@@ -151,16 +182,21 @@ static void *watchdog_main(void *arg) {
     g_lowwater = i;
     if (!ls_g.timeout_ns)
       continue;
-    /* The oldest pending call; a claimed-but-unwritten slot (-1) is skipped this tick. */
-    for (; i < lim; i++) {
+    /* The oldest pending call of each communicator (later ones on a communicator
+     * already reported wait behind that call: one line per hang, not one per call).
+     * A claimed-but-unwritten slot (-1) is looked at next tick. */
+    uint64_t now = ls_now_ns();
+    uint64_t end = lim - i > LS_SCAN_WINDOW ? i + LS_SCAN_WINDOW : lim;
+    for (; i < end; i++) {
       struct ls_trace_record *r = &ls_g.recs[i];
-      int p = pending(r);
-      if (p <= 0)
+      if (pending(r) <= 0)
         continue;
-      uint64_t now = ls_now_ns();
-      if (!(ls_rec_flags(r) & LS_REC_TIMED_OUT) && now - r->t_enter_ns > ls_g.timeout_ns)
-        fire(i, r, now);
-      break;
+      if (blocked(r->comm_id, i))
+        continue;
+      if (now - r->t_enter_ns <= ls_g.timeout_ns)
+        break; /* younger calls follow */
+      fire(i, r, now);
+      block(r->comm_id, i);
     }
   }
   return NULL;
@@ -191,4 +227,5 @@ void ls_watchdog_reset_after_fork(void) {
   g_started = 0;
   g_lowwater = 0;
   g_faulted = 0;
+  g_nblocked = 0;
 }

@@ -3,7 +3,7 @@
  * WORLD_SIZE (or Open MPI's OMPI_COMM_WORLD_*) come from the environment (default 0 / 1); the unique id is derived
  * from LS_TEST_UID so ranks started separately share a communicator identity.
  *   prog_nccl basic | rc | threads [T N] | split | hang [SEC] | loop N [USEC]
- *             | diverge op|count|dtype|redop|root|skip|extra | exec PROG ARGS...
+ *             | hang2 | diverge op|count|dtype|redop|root|skip|extra | exec PROG ARGS...
  * Every scenario checks the return codes it expects and exits 1 on a surprise; `rc`
  * also prints "rc <label> <value>" lines so a test can diff runs with and without
  * liblockstep preloaded. */
@@ -252,6 +252,16 @@ static void diverge(const char *how) {
   ncclCommDestroy(c);
 }
 
+/* Two hangs on two communicators, 1.5 s apart, two stuck calls on the first. */
+static void hang2(void) {
+  ncclComm_t a = init("hangA"), b = init("hangB");
+  ncclAllReduce(buf, buf, 1, F32, SUM, a, S);
+  ncclAllReduce(buf, buf, 2, F32, SUM, a, S);
+  usleep(1500000);
+  ncclAllReduce(buf, buf, 3, F32, SUM, b, S);
+  usleep(3000000);
+}
+
 static void loop(long n, long usec) {
   ncclComm_t c = init("loop");
   for (long i = 0; i < n; i++) {
@@ -285,7 +295,9 @@ int main(int argc, char **argv) {
   else if (!strcmp(what, "hang")) {
     int code = hang(argc > 2 ? atoi(argv[2]) : 5);
     return failures ? 1 : code;
-  } else if (!strcmp(what, "diverge"))
+  } else if (!strcmp(what, "hang2"))
+    hang2();
+  else if (!strcmp(what, "diverge"))
     diverge(argc > 2 ? argv[2] : "op");
   else if (!strcmp(what, "exec") && argc > 2) { /* record one call, then become argv[2..] */
     ncclComm_t c = init("exec");
