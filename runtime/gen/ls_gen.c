@@ -4,7 +4,7 @@
  * of an entry point; no wrapper is written by hand.
  *
  *   ls_gen --rules FILE --family NCCL|MPI --hooks PREFIX --soname LIB
- *          [--real-prefix P] [--missing-rc EXPR] [--include H]... -o OUT.c
+ *          [--real-prefix P] [--missing-rc EXPR] [--include H]... [--role-macros] -o OUT.c
  *
  * Each wrapper resolves the real function lazily once (dlsym(RTLD_NEXT, real-prefix +
  * name), then LIB if it was loaded RTLD_LOCAL), fills `struct ls_args` by role and
@@ -63,6 +63,10 @@ static const struct kindmap kinds[] = {
     {"size_query", "LS_KIND_SIZE_QUERY", "LS_SUB_NONE"},
     {"rank_query", "LS_KIND_RANK_QUERY", "LS_SUB_NONE"},
     {"wait", "LS_KIND_WAIT", "LS_SUB_NONE"},
+    /* MPI creation calls: splits of the parent in the trace; the MPI hooks header
+     * defines these refinements (runtime/mpi/mpi_hooks.h) */
+    {"comm_dup", "LS_KIND_COMM_SPLIT", "LS_SUB_DUP"},
+    {"comm_create", "LS_KIND_COMM_SPLIT", "LS_SUB_CREATE"},
 };
 
 /* role -> assignment into struct ls_args (%s is the argument name). */
@@ -129,13 +133,51 @@ static void print_call_args(FILE *o, cJSON *args) {
     fprintf(o, "%s%s", i ? ", " : "", str_of(cJSON_GetArrayItem(args, i), "name", NULL));
 }
 
+/* --role-macros (MPI): roles struct ls_args has no field for go to
+ * LS_ROLE_<role>(&c, arg), and a function's "in_place" to LS_IN_PLACE(buf), each
+ * only where the included hooks header defines the macro. */
+static void emit_role_macros(FILE *o, cJSON *f, cJSON *args, const char *name) {
+  int na = cJSON_GetArraySize(args);
+  for (int j = 0; j < na; j++) {
+    cJSON *a = cJSON_GetArrayItem(args, j);
+    cJSON *role = cJSON_GetObjectItemCaseSensitive(a, "role");
+    if (!cJSON_IsString(role))
+      continue;
+    int known = 0;
+    for (size_t r = 0; r < sizeof roles / sizeof roles[0]; r++)
+      known |= !strcmp(roles[r].role, role->valuestring);
+    if (!known)
+      fprintf(o, "#ifdef LS_ROLE_%s\n  LS_ROLE_%s(&c, %s);\n#endif\n", role->valuestring,
+              role->valuestring, str_of(a, "name", NULL));
+  }
+  cJSON *ip = cJSON_GetObjectItemCaseSensitive(f, "in_place");
+  if (!cJSON_IsObject(ip))
+    return;
+  cJSON *buf = cJSON_GetObjectItemCaseSensitive(ip, "buffer");
+  cJSON *cnt = cJSON_GetObjectItemCaseSensitive(ip, "count");
+  cJSON *dt = cJSON_GetObjectItemCaseSensitive(ip, "dtype");
+  if (!cJSON_IsString(buf))
+    die("%s: function %s: \"in_place\" lacks \"buffer\"", g_rules_path, name);
+  fprintf(o, "#ifdef LS_IN_PLACE\n  if (LS_IN_PLACE(%s)) {\n", buf->valuestring);
+  if (cJSON_IsString(cnt))
+    fprintf(o, "    c.args.count = LS_I64(%s);\n", cnt->valuestring);
+  if (cJSON_IsString(dt))
+    fprintf(o, "    c.args.dtype = LS_I64(%s);\n", dt->valuestring);
+  fprintf(o, "  }\n#endif\n");
+}
+
 int main(int argc, char **argv) {
   const char *rules = NULL, *family = NULL, *hooks = NULL, *soname = NULL, *out = NULL;
   const char *real_prefix = "", *missing_rc = "0";
   const char *includes[16];
   int nincludes = 0;
+  int role_macros = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!strcmp(a, "--role-macros")) { /* a flag, no value */
+      role_macros = 1;
+      continue;
+    }
     if (!v)
       die("option %s needs a value", a);
     if (!strcmp(a, "--rules"))
@@ -203,6 +245,9 @@ int main(int argc, char **argv) {
       sub = "LS_SUB_SCALABLE";
     else if (!strcmp(name, "ncclGroupSimulateEnd"))
       sub = "LS_SUB_SIMULATE";
+    else if (!strcmp(kind, "comm_create") &&
+             !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(f, "collective")))
+      sub = "LS_SUB_CREATE_GROUP"; /* called by the new group's members only */
     if (cJSON_IsString(op))
       fprintf(o, "  {\"%s\", \"%s\", %s, %s},\n", name, op->valuestring, k ? k->kind : "LS_KIND_OTHER", sub);
     else
@@ -250,6 +295,8 @@ int main(int argc, char **argv) {
                   roles[r].post);
         }
     }
+    if (role_macros)
+      emit_role_macros(o, f, args, name);
     fprintf(o, "  %s_pre(&c);\n  %s rc = fn(", hooks, ret);
     print_call_args(o, args);
     fprintf(o, ");\n  c.t_exit = ls_now_ns();\n  %s_post(&c, LS_I64(rc));\n  return rc;\n}\n", hooks);
