@@ -414,8 +414,8 @@ static void post_create(struct ls_call *c, int64_t rc) {
     id = membership_id(h);
   } else {
     int leader = translate_rank(h, 0, (MPI_Comm)(uintptr_t)c->args.comm);
-    uint64_t h = ls_hash_u64(ls_hash_u64(c->aux0, c->h0), (uint64_t)(uint32_t)leader);
-    id = ls_hash_u64(h, SALT_DERIVED);
+    uint64_t base = ls_hash_u64(ls_hash_u64(c->aux0, c->h0), (uint64_t)(uint32_t)leader);
+    id = ls_hash_u64(base, SALT_DERIVED);
   }
   struct ls_comm *cm = register_comm(h, id);
   if (c->rec && cm) {
