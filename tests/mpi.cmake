@@ -15,11 +15,9 @@ if(NOT _mpi_run)
   set(_mpi_run mpirun)
 endif()
 
-# Lint gaps that the rules cannot express: the test stays registered and is expected to
+# Lint gaps that the rules cannot express: such a test stays registered and is expected to
 # fail until the analyzer closes the gap (then ctest reports it, and it leaves this list).
-#   clean_agree: a uniform_sources out_arg that was tainted before the call (MPI_Bcast's
-#   in/out buffer) stays rank-dependent after it.
-set(LOCKSTEP_MPI_LINT_KNOWN_TO_FAIL clean_agree)
+set(LOCKSTEP_MPI_LINT_KNOWN_TO_FAIL)
 # Runs the watchdog must end (exit 86, a timeout in compare's report).
 set(LOCKSTEP_MPI_WATCHDOG hang nonblocking_hang early_finalize)
 
