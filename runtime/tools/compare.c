@@ -263,7 +263,7 @@ static void mismatch(struct ls_compare *c, const struct ls_apidb *db, const stru
   ls_format_call(db, a, ca, sizeof ca);
   ls_format_call(db, b, cb, sizeof cb);
   struct ls_divergence *d = add_div(c, cls, 0);
-  div_comm(d, cm, 1, a.r->seq);
+  div_comm(d, cm, 1, a.r->seq < b.r->seq ? a.r->seq : b.r->seq); /* differ only around p2p blocks */
   div_rank(d, ra, a);
   div_rank(d, rb, b);
   if (a.r->seq == b.r->seq)
@@ -275,13 +275,26 @@ static void mismatch(struct ls_compare *c, const struct ls_apidb *db, const stru
 }
 
 /* Why a rank has no further call: its process ended cleanly, or not. */
+/* A process ended cleanly when it ran its exit handlers without the watchdog
+ * having fired and without a call left hanging; an exit forced by the
+ * watchdog's policy also runs the handlers, so the flag alone is not enough. */
+static int ended_cleanly(const struct ls_trace *t) {
+  if (!(t->hdr->flags & LS_TRACE_F_CLEAN_EXIT) || (t->hdr->flags & LS_TRACE_F_WATCHDOG))
+    return 0;
+  for (uint64_t i = 0; i < t->nrecords; i++)
+    if (t->records[i].state == LS_REC_ENTERED)
+      return 0;
+  return 1;
+}
+
+/* Why a rank has no further call: its process ended cleanly, or not. */
 static void ended_how(const struct ls_comm_rank *cr, const struct ls_apidb *db, char *buf, size_t len) {
   char call[256] = "";
-  if (cr->n) {
+  if (cr->n)
     ls_format_call(db, cr->v[cr->n - 1], call, sizeof call);
-  }
-  const char *how = (cr->owner->hdr->flags & LS_TRACE_F_CLEAN_EXIT) ? "its process exited cleanly"
-                                                                     : "its process did not exit cleanly (killed or hung)";
+  const char *how = ended_cleanly(cr->owner) ? "its process exited cleanly"
+                                             : "its process did not exit cleanly (killed, hung, or stopped by the "
+                                               "watchdog)";
   if (cr->n)
     ls_bufprintf(buf, len, "%s after seq %llu %s", how, (unsigned long long)cr->v[cr->n - 1].r->seq, call);
   else
@@ -428,15 +441,22 @@ static void align_comm(struct ls_compare *c, const struct ls_apidb *db, const st
       char how[512], call[256];
       ended_how(lc, db, how, sizeof how);
       ls_format_call(db, hr, call, sizeof call);
-      if (nhave < nlack) {
+      /* On a tie (two ranks, one call apart) the trace cannot count heads: the
+       * lacking ranks skipped the call if they went on and ended cleanly;
+       * if they are stuck or were killed, the call is the other side's extra. */
+      int lacking_clean = 1;
+      for (int rk = 0; rk < size; rk++)
+        if (cm->ranks[rk].present && cur[rk] >= cm->ranks[rk].n && !ended_cleanly(cm->ranks[rk].owner))
+          lacking_clean = 0;
+      if (nhave < nlack || (nhave == nlack && !lacking_clean)) {
         struct ls_divergence *d = add_div(c, "extra-call", 0);
         div_comm(d, cm, 1, hr.r->seq);
         div_rank(d, h0, hr);
         div_rank(d, l0, last);
         d->last[1] = 1;
         ls_bufprintf(d->detail, sizeof d->detail,
-                 "rank %d issued %s at seq %llu, which %d of the other ranks never issued (rank %d: %s)", h0, call,
-                 (unsigned long long)hr.r->seq, nlack, l0, how);
+                 "rank %d issued %s at seq %llu, which %d other rank%s never issued (rank %d: %s)", h0, call,
+                 (unsigned long long)hr.r->seq, nlack, nlack == 1 ? "" : "s", l0, how);
       } else {
         struct ls_divergence *d = add_div(c, "skip", 0);
         div_comm(d, cm, 1, hr.r->seq);
