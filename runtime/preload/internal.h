@@ -22,6 +22,9 @@ struct ls_state {
   struct ls_trace_header *hdr;
   struct ls_trace_record *recs;
   uint64_t capacity;
+  uint64_t backed;   /* atomic: records whose disk blocks are reserved (fallocate) */
+  int fd;            /* the trace file, kept open to reserve blocks as it fills */
+  int reserve_unsupported; /* the filesystem cannot fallocate: no reservation */
   uint64_t map_size;
   uint64_t timeout_ns; /* 0: never time out */
   unsigned poll_ms;
@@ -49,6 +52,10 @@ LS_HIDDEN void ls_rec_set_flags(struct ls_trace_record *r, uint16_t f);
 LS_HIDDEN uint16_t ls_rec_flags(const struct ls_trace_record *r);
 LS_HIDDEN struct ls_trace_record *ls_rec_claim(uint64_t *index); /* NULL when full */
 LS_HIDDEN void ls_trace_sync(void);
+/* Reserves disk blocks for records [0, upto) so writing them cannot SIGBUS on a full
+ * disk; 0 on success (or when the filesystem cannot reserve). */
+LS_HIDDEN int ls_trace_reserve(uint64_t upto);
+#define LS_RESERVE_CHUNK 65536u /* records (8 MiB) */
 
 /* Device completion (device.c). */
 LS_HIDDEN int ls_dev_init(void); /* 1 when a CUDA driver is usable */

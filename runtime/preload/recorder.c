@@ -364,10 +364,26 @@ static int trace_open(void) {
     close(fd);
     return -1;
   }
+  /* A write to a mapped page with no disk block behind it raises SIGBUS when the
+   * disk is full: reserve the header and the first records now, more as it fills. */
+  ls_g.fd = fd;
+  ls_g.capacity = cap;
+  ls_g.backed = 0;
+  ls_g.reserve_unsupported = 0;
+  ls_g.map_size = size;
+  if (fallocate(fd, 0, 0, (off_t)rec_off) != 0) {
+    if (errno == EOPNOTSUPP || errno == ENOSYS)
+      ls_g.reserve_unsupported = 1;
+    else {
+      errmsg("cannot reserve space for trace file", ls_g.path, errno);
+      close(fd);
+      return -1;
+    }
+  }
   void *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  close(fd);
   if (m == MAP_FAILED) {
     errmsg("cannot map trace file", ls_g.path, errno);
+    close(fd);
     return -1;
   }
   struct ls_trace_header *h = m;
@@ -398,12 +414,38 @@ static int trace_open(void) {
     h->exe[0] = 0;
   ls_g.hdr = h;
   ls_g.recs = (struct ls_trace_record *)((char *)m + rec_off);
-  ls_g.capacity = cap;
-  ls_g.map_size = size;
+  ls_trace_reserve(LS_RESERVE_CHUNK);
   unsigned napis = __atomic_load_n(&g_napis, __ATOMIC_ACQUIRE);
   for (unsigned i = 0; i < napis; i++)
     write_api_entry(i);
   __atomic_store_n(&h->napis, napis, __ATOMIC_RELEASE);
+  return 0;
+}
+
+int ls_trace_reserve(uint64_t upto) {
+  if (upto > ls_g.capacity)
+    upto = ls_g.capacity;
+  if (ls_g.reserve_unsupported) {
+    __atomic_store_n(&ls_g.backed, ls_g.capacity, __ATOMIC_RELEASE);
+    return 0;
+  }
+  uint64_t have = __atomic_load_n(&ls_g.backed, __ATOMIC_ACQUIRE);
+  if (upto <= have)
+    return 0;
+  /* Overlapping reservations from racing threads are harmless. */
+  if (fallocate(ls_g.fd, 0, (off_t)(ls_g.hdr->records_offset + have * LS_TRACE_RECORD_SIZE),
+                (off_t)((upto - have) * LS_TRACE_RECORD_SIZE)) != 0) {
+    if (errno == EOPNOTSUPP || errno == ENOSYS) {
+      ls_g.reserve_unsupported = 1;
+      __atomic_store_n(&ls_g.backed, ls_g.capacity, __ATOMIC_RELEASE);
+      return 0;
+    }
+    return -1; /* disk full: records past `backed` are dropped, never written */
+  }
+  uint64_t cur = have;
+  while (cur < upto &&
+         !__atomic_compare_exchange_n(&ls_g.backed, &cur, upto, 0, __ATOMIC_RELEASE, __ATOMIC_ACQUIRE))
+    ;
   return 0;
 }
 
@@ -471,8 +513,10 @@ static void at_exit_handler(void) {
 /* The child of a fork must not write into its parent's MAP_SHARED file: drop the
  * mapping and let the child start its own trace if it ever calls NCCL. */
 static void at_fork_child(void) {
-  if (ls_g.hdr)
+  if (ls_g.hdr) {
     munmap(ls_g.hdr, ls_g.map_size);
+    close(ls_g.fd);
+  }
   ls_g.hdr = NULL;
   ls_g.recs = NULL;
   ls_g.capacity = 0;
@@ -567,6 +611,11 @@ uint16_t ls_rec_flags(const struct ls_trace_record *r) {
 
 struct ls_trace_record *ls_rec_claim(uint64_t *index) {
   uint64_t i = __atomic_fetch_add(&ls_g.hdr->nrecords, 1, __ATOMIC_RELAXED);
+  /* The watchdog keeps blocks reserved ahead; a writer that outruns it reserves the
+   * next chunk itself (one syscall per 64 Ki records at worst). */
+  if (__builtin_expect(i >= __atomic_load_n(&ls_g.backed, __ATOMIC_ACQUIRE), 0) &&
+      i < ls_g.capacity && ls_trace_reserve(i + LS_RESERVE_CHUNK) != 0)
+    i = ls_g.capacity; /* no space: drop rather than risk SIGBUS */
   if (i >= ls_g.capacity) {
     /* Overflow never blocks the program: flag it and drop the record. */
     if (!(__atomic_load_n(&ls_g.hdr->flags, __ATOMIC_RELAXED) & LS_TRACE_F_PARTIAL))

@@ -36,6 +36,12 @@ static void prefault(void) {
     want = ls_g.capacity;
   if (g_faulted < n)
     g_faulted = n; /* the writers got there first */
+  /* Disk blocks first (further ahead, in chunks), so the pages below cannot SIGBUS. */
+  if (n + LS_PREFAULT_AHEAD > __atomic_load_n(&ls_g.backed, __ATOMIC_ACQUIRE))
+    ls_trace_reserve(n + 4 * LS_RESERVE_CHUNK);
+  uint64_t backed = __atomic_load_n(&ls_g.backed, __ATOMIC_ACQUIRE);
+  if (want > backed)
+    want = backed;
   if (want <= g_faulted)
     return;
   uintptr_t lo = (uintptr_t)&ls_g.recs[g_faulted] & ~(uintptr_t)4095;
