@@ -25,6 +25,7 @@ struct ls_state {
   uint64_t backed;   /* atomic: records whose disk blocks are reserved (fallocate) */
   int fd;            /* the trace file, kept open to reserve blocks as it fills */
   int reserve_unsupported; /* the filesystem cannot fallocate: no reservation */
+  int reserve_failed;      /* atomic: the last reservation found the disk full */
   uint64_t map_size;
   uint64_t timeout_ns; /* 0: never time out */
   unsigned poll_ms;

@@ -369,6 +369,7 @@ static int trace_open(void) {
   ls_g.fd = fd;
   ls_g.capacity = cap;
   ls_g.backed = 0;
+  ls_g.reserve_failed = 0;
   ls_g.reserve_unsupported = 0;
   ls_g.map_size = size;
   if (fallocate(fd, 0, 0, (off_t)rec_off) != 0) {
@@ -432,16 +433,26 @@ int ls_trace_reserve(uint64_t upto) {
   uint64_t have = __atomic_load_n(&ls_g.backed, __ATOMIC_ACQUIRE);
   if (upto <= have)
     return 0;
-  /* Overlapping reservations from racing threads are harmless. */
-  if (fallocate(ls_g.fd, 0, (off_t)(ls_g.hdr->records_offset + have * LS_TRACE_RECORD_SIZE),
-                (off_t)((upto - have) * LS_TRACE_RECORD_SIZE)) != 0) {
+  /* Overlapping reservations from racing threads are harmless. Short of space, take
+   * what is left (halving down to one page of records). */
+  for (;;) {
+    if (fallocate(ls_g.fd, 0, (off_t)(ls_g.hdr->records_offset + have * LS_TRACE_RECORD_SIZE),
+                  (off_t)((upto - have) * LS_TRACE_RECORD_SIZE)) == 0)
+      break;
     if (errno == EOPNOTSUPP || errno == ENOSYS) {
       ls_g.reserve_unsupported = 1;
       __atomic_store_n(&ls_g.backed, ls_g.capacity, __ATOMIC_RELEASE);
       return 0;
     }
-    return -1; /* disk full: records past `backed` are dropped, never written */
+    if (errno != ENOSPC || upto - have <= 32) {
+      /* disk full: records past `backed` are dropped, never written; writers stop
+       * asking until the watchdog's next attempt succeeds */
+      __atomic_store_n(&ls_g.reserve_failed, 1, __ATOMIC_RELEASE);
+      return -1;
+    }
+    upto = have + (upto - have) / 2;
   }
+  __atomic_store_n(&ls_g.reserve_failed, 0, __ATOMIC_RELEASE);
   uint64_t cur = have;
   while (cur < upto &&
          !__atomic_compare_exchange_n(&ls_g.backed, &cur, upto, 0, __ATOMIC_RELEASE, __ATOMIC_ACQUIRE))
@@ -595,6 +606,11 @@ uint64_t ls_rec_limit(void) {
   if (!ls_g.hdr)
     return 0;
   uint64_t n = __atomic_load_n(&ls_g.hdr->nrecords, __ATOMIC_ACQUIRE);
+  /* Never past the reserved blocks: on tmpfs even a read fault there needs a page,
+   * and a full disk answers with SIGBUS. */
+  uint64_t b = __atomic_load_n(&ls_g.backed, __ATOMIC_ACQUIRE);
+  if (n > b)
+    n = b;
   return n < ls_g.capacity ? n : ls_g.capacity;
 }
 
@@ -614,7 +630,9 @@ struct ls_trace_record *ls_rec_claim(uint64_t *index) {
   /* The watchdog keeps blocks reserved ahead; a writer that outruns it reserves the
    * next chunk itself (one syscall per 64 Ki records at worst). */
   if (__builtin_expect(i >= __atomic_load_n(&ls_g.backed, __ATOMIC_ACQUIRE), 0) &&
-      i < ls_g.capacity && ls_trace_reserve(i + LS_RESERVE_CHUNK) != 0)
+      i < ls_g.capacity &&
+      (__atomic_load_n(&ls_g.reserve_failed, __ATOMIC_ACQUIRE) ||
+       ls_trace_reserve(i + LS_RESERVE_CHUNK) != 0))
     i = ls_g.capacity; /* no space: drop rather than risk SIGBUS */
   if (i >= ls_g.capacity) {
     /* Overflow never blocks the program: flag it and drop the record. */

@@ -37,7 +37,8 @@ static void prefault(void) {
   if (g_faulted < n)
     g_faulted = n; /* the writers got there first */
   /* Disk blocks first (further ahead, in chunks), so the pages below cannot SIGBUS. */
-  if (n + LS_PREFAULT_AHEAD > __atomic_load_n(&ls_g.backed, __ATOMIC_ACQUIRE))
+  if (n + LS_PREFAULT_AHEAD > __atomic_load_n(&ls_g.backed, __ATOMIC_ACQUIRE) ||
+      __atomic_load_n(&ls_g.reserve_failed, __ATOMIC_ACQUIRE))
     ls_trace_reserve(n + 4 * LS_RESERVE_CHUNK);
   uint64_t backed = __atomic_load_n(&ls_g.backed, __ATOMIC_ACQUIRE);
   if (want > backed)
@@ -100,6 +101,20 @@ static int blocked(uint64_t comm, uint64_t index) {
 static void block(uint64_t comm, uint64_t index) {
   if (g_nblocked < LS_MAX_BLOCKED)
     g_blocked[g_nblocked++] = (struct blocked_call){comm, index};
+}
+
+/* A slot claimed but never written: normally its writer publishes it within
+ * microseconds; one dropped for lack of disk space stays empty for good. After a
+ * second it no longer holds the low-water mark back. */
+static uint64_t g_free_index = UINT64_MAX, g_free_since;
+static int skip_dropped(uint64_t index) {
+  uint64_t now = ls_now_ns();
+  if (g_free_index != index) {
+    g_free_index = index;
+    g_free_since = now;
+    return 0;
+  }
+  return now - g_free_since > 1000000000ull;
 }
 
 static const char *api_name(uint16_t api) {
@@ -181,6 +196,8 @@ static void *watchdog_main(void *arg) {
     uint64_t i = g_lowwater;
     while (i < lim) {
       int p = pending(&ls_g.recs[i]);
+      if (p == -1 && skip_dropped(i))
+        p = 0;
       if (p != 0)
         break;
       i++;
