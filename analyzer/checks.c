@@ -211,8 +211,9 @@ static struct seq seq_of(struct ctx *c, ls_block *k) {
     struct seq r = {k->h, k->len, k->stop, k->ends};
     return r;
   }
-  if (k->hstate == 1) {
-    struct seq r = {0, 0, k->id, 0};
+  if (k->hstate == 1) { /* back to a block being computed: a loop goes around again, and
+                          * that matters only when the loop issues collectives */
+    struct seq r = {k->cyc_ev ? ((uint64_t)k->id * 0x9e3779b97f4a7c15ull) | 1 : 0, k->cyc_ev, k->id, 0};
     return r;
   }
   k->hstate = 1;
@@ -290,23 +291,24 @@ static void walk(struct ctx *c, ls_block *k, ls_block **stops, int nstops, struc
     if (k->nsucc == 0)
       return;
     if (k->nsucc > 1) {
-      ls_block *best = NULL;
-      for (int i = 0; i < k->nsucc; i++) {
+      /* a nested branch: follow the alternative that issues the most (error exits issue
+       * nothing more and are skipped) */
+      struct evlist best = {.n = -1}, sub;
+      for (int i = 0; i < k->nsucc && nstops < 64; i++) {
         ls_block *s = k->succ[i];
         if (s == f->abort_blk || s == f->killall || (s->hstate == 2 && s->ends))
           continue;
-        if (!best || (s->hstate == 2 && best->hstate == 2 && s->len > best->len))
-          best = s;
-      }
-      if (best && nstops < 64) {
         ls_block *st[65];
         memcpy(st, stops, (size_t)nstops * sizeof *st);
         st[nstops] = k->ipdom;
-        struct evlist sub = {.n = 0};
-        walk(c, best, st, nstops + 1, &sub, p2p);
-        for (int i = 0; i < sub.n && out->n < MAXEV; i++)
-          out->v[out->n++] = sub.v[i];
+        sub.n = 0;
+        sub.exited = 0;
+        walk(c, s, st, nstops + 1, &sub, p2p);
+        if (sub.n > best.n)
+          best = sub;
       }
+      for (int i = 0; i < best.n && out->n < MAXEV; i++)
+        out->v[out->n++] = best.v[i];
       k = k->ipdom;
       continue;
     }
@@ -403,12 +405,11 @@ static void check_branch(struct ctx *c, ls_block *b) {
   }
   if (ia >= b->nsucc || ib >= b->nsucc)
     return;
+  /* b itself is not marked: a path that loops back through b issues b's calls again */
   ls_block *stops[1] = {P};
   c->gen++;
-  b->mark = c->gen;
   walk(c, b->succ[ia], stops, 1, &la, 0);
   c->gen++;
-  b->mark = c->gen;
   walk(c, b->succ[ib], stops, 1, &lb, 0);
   uint64_t ta = 0, tb = 0;
   int i = 0;
@@ -1007,6 +1008,69 @@ static void order_visit(ls_func *f, ls_vec *order) {
   ls_vec_push(order, f);
 }
 
+/* Tarjan's SCCs: cyc_ev marks blocks on a cycle that contains a collective event. */
+struct scc { int *idx, *low, *stk, sp, next; char *on; ls_func *f; struct ctx *c; };
+
+static int block_has_event(struct ctx *c, ls_block *k) {
+  for (int i = 0; i < k->nitems; i++)
+    if (is_coll(k->items[i]) || is_helper_call(k->items[i]))
+      return 1;
+  (void)c;
+  return 0;
+}
+
+static void scc_visit(struct scc *t, ls_block *v) {
+  t->idx[v->id] = t->low[v->id] = t->next++;
+  t->stk[t->sp++] = v->id;
+  t->on[v->id] = 1;
+  for (int i = 0; i < v->nsucc; i++) {
+    ls_block *w = v->succ[i];
+    if (t->idx[w->id] < 0) {
+      scc_visit(t, w);
+      if (t->low[w->id] < t->low[v->id])
+        t->low[v->id] = t->low[w->id];
+    } else if (t->on[w->id] && t->idx[w->id] < t->low[v->id]) {
+      t->low[v->id] = t->idx[w->id];
+    }
+  }
+  if (t->low[v->id] != t->idx[v->id])
+    return;
+  int start = t->sp, ev = 0, size = 0;
+  do {
+    start--;
+    size++;
+    ev |= block_has_event(t->c, t->f->blocks[t->stk[start]]);
+  } while (t->stk[start] != v->id);
+  int self = 0;
+  for (int i = 0; i < v->nsucc; i++)
+    self |= v->succ[i] == v;
+  for (int i = start; i < t->sp; i++) {
+    t->on[t->stk[i]] = 0;
+    t->f->blocks[t->stk[i]]->cyc_ev = ev && (size > 1 || self);
+  }
+  t->sp = start;
+}
+
+static void mark_cycles(struct ctx *c, ls_func *f) {
+  int n = f->nblocks;
+  struct scc t = {.f = f, .c = c};
+  t.idx = malloc((size_t)n * sizeof *t.idx);
+  t.low = malloc((size_t)n * sizeof *t.low);
+  t.stk = malloc((size_t)n * sizeof *t.stk);
+  t.on = calloc((size_t)n, 1);
+  if (!t.idx || !t.low || !t.stk || !t.on)
+    abort();
+  for (int i = 0; i < n; i++)
+    t.idx[i] = -1;
+  for (int i = 0; i < n; i++)
+    if (t.idx[i] < 0)
+      scc_visit(&t, f->blocks[i]);
+  free(t.idx);
+  free(t.low);
+  free(t.stk);
+  free(t.on);
+}
+
 static void analyze(struct ctx *c, ls_func *f) {
   c->f = f;
   for (int i = 0; i < f->nblocks; i++) {
@@ -1016,6 +1080,7 @@ static void analyze(struct ctx *c, ls_func *f) {
     k->mark = 0;
   }
   flow_sensitive(c, f); /* cond_taint of every branch, and the argument check */
+  mark_cycles(c, f);
   seq_of(c, f->entry);
   for (int i = 0; i < f->nblocks; i++) /* unreachable blocks still get checked */
     seq_of(c, f->blocks[i]);

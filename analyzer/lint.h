@@ -128,6 +128,7 @@ typedef struct ls_block {
   const ls_origin *impl;            /* control-dependent on a rank-dependent branch */
   unsigned mark;
   int is_loop;              /* loop condition block */
+  int cyc_ev;               /* on a cycle (strongly connected component) that issues collectives */
   int stop, ends;           /* sequence memo: truncated at block `stop` (-1: none); ends in abort */
 } ls_block;
 
