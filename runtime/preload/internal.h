@@ -31,6 +31,7 @@ struct ls_state {
   unsigned poll_ms;
   int policy;
   uint16_t watchdog_api; /* api id of lockstep's own "watchdog" event */
+  uint16_t mismatch_api; /* ... and of its "mismatch" event (online.c) */
   char path[4096];
 };
 extern struct ls_state ls_g LS_HIDDEN;
@@ -38,6 +39,7 @@ extern struct ls_state ls_g LS_HIDDEN;
 /* Api registry (recorder.c). */
 LS_HIDDEN const struct ls_api_desc *ls_api_desc_of(uint16_t api);
 LS_HIDDEN uint16_t ls_api_family(uint16_t api);
+LS_HIDDEN uint16_t ls_api_op_class(uint16_t api);
 
 /* Comm table walk for the watchdog (not hot path). */
 LS_HIDDEN const void *ls_comm_handle_by_id(uint64_t id, uint16_t *family_out);
@@ -69,6 +71,11 @@ LS_HIDDEN void ls_dev_arm(uint32_t tag);
 LS_HIDDEN void ls_dev_poll(void); /* watchdog: query armed events, mark members */
 LS_HIDDEN void ls_dev_shutdown(void); /* exit handler: final poll, then driver off */
 LS_HIDDEN void ls_dev_reset_after_fork(void);
+
+/* Side channel (online.c), driven by the watchdog thread. */
+LS_HIDDEN void ls_online_tick(void);
+LS_HIDDEN void ls_online_shutdown(void); /* exit: unlink the shared files */
+LS_HIDDEN void ls_online_reset_after_fork(void);
 
 /* Watchdog (watchdog.c). */
 LS_HIDDEN void ls_watchdog_start(void);

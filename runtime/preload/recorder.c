@@ -81,6 +81,7 @@ const struct ls_api_desc *ls_api_desc_of(uint16_t api) {
   return api < __atomic_load_n(&g_napis, __ATOMIC_ACQUIRE) ? g_api[api] : NULL;
 }
 uint16_t ls_api_family(uint16_t api) { return api < LS_MAX_APIS ? g_api_family[api] : 0; }
+uint16_t ls_api_op_class(uint16_t api) { return api < LS_MAX_APIS ? g_api_opclass[api] : 0; }
 
 static void write_api_entry(unsigned i) {
   struct ls_trace_api *t =
@@ -94,9 +95,11 @@ static void write_api_entry(unsigned i) {
 /* lockstep's own events, recorded into the same trace. */
 static const struct ls_api_desc g_own_apis[] = {
     {"lockstep_watchdog", NULL, LS_KIND_EVENT, LS_SUB_NONE},
+    {"lockstep_mismatch", NULL, LS_KIND_EVENT, LS_SUB_NONE},
 };
 __attribute__((constructor)) static void ls_register_own(void) {
-  ls_g.watchdog_api = ls_api_register(g_own_apis, 1, LS_FAMILY_LOCKSTEP);
+  ls_g.watchdog_api = ls_api_register(g_own_apis, 2, LS_FAMILY_LOCKSTEP);
+  ls_g.mismatch_api = (uint16_t)(ls_g.watchdog_api + 1);
 }
 
 /* ---- helpers ---------------------------------------------------------------- */
@@ -517,6 +520,7 @@ void ls_modules_refresh(void) {
 static void at_exit_handler(void) {
   if (ls_g.hdr && __atomic_load_n(&g_init, __ATOMIC_ACQUIRE) == LS_INIT_READY) {
     ls_dev_shutdown();
+    ls_online_shutdown();
     __atomic_fetch_or(&ls_g.hdr->flags, LS_TRACE_F_CLEAN_EXIT, __ATOMIC_RELEASE);
   }
 }
@@ -536,6 +540,7 @@ static void at_fork_child(void) {
   pthread_mutex_init(&g_mod_lock, NULL);
   ls_dev_reset_after_fork();
   ls_watchdog_reset_after_fork();
+  ls_online_reset_after_fork();
   tl_tid = 0;
   __atomic_store_n(&g_init, LS_INIT_NONE, __ATOMIC_RELEASE);
 }

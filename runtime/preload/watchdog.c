@@ -192,6 +192,7 @@ static void *watchdog_main(void *arg) {
       return NULL;
     prefault();
     ls_dev_poll();
+    ls_online_tick();
     uint64_t lim = ls_rec_limit();
     uint64_t i = g_lowwater;
     while (i < lim) {
