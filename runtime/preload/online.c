@@ -6,9 +6,10 @@
  *
  * File: $LOCKSTEP_ONLINE_DIR (default /dev/shm)/lockstep-<comm id>.fp, mode 0600,
  * sparse: a header and one row of LS_FP_SLOTS fingerprints per communicator rank,
- * slot = seq % LS_FP_SLOTS, each published seqlock-style (tag 0, fields, tag seq+1).
+ * slot = collective index % LS_FP_SLOTS, each published seqlock-style (tag 0, fields, tag seq+1).
  * Ranks on other hosts are simply absent; `lockstep compare` still sees everything.
- * Every process unlinks the files it used at exit (those still running keep their
+ * Only collectives are compared, numbered among themselves (send/recv counts may
+ * legitimately differ per rank). Every process unlinks the files it used at exit (those still running keep their
  * mapping). Non-goal: cross-host exchange. */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -27,7 +28,8 @@
 #define LS_ONLINE_PEERS 16u
 
 struct ls_fp {
-  uint64_t tag; /* seq + 1 once published; 0 while written or empty */
+  uint64_t tag; /* collective index + 1 once published; 0 while written or empty */
+  uint64_t seq; /* the call's seq in the trace (collectives and send/recv numbered) */
   uint64_t count;
   int32_t dtype, redop, root_or_peer;
   uint16_t op_class, kind;
@@ -47,7 +49,8 @@ struct ls_online_comm {
   struct ls_fp_header *map;
   size_t map_size;
   char path[512];
-  uint64_t checked[LS_ONLINE_PEERS]; /* per peer rank slot: next seq to compare */
+  uint64_t ncoll;                    /* collectives published so far */
+  uint64_t checked[LS_ONLINE_PEERS]; /* per peer: next collective index to compare */
   int reported;
 };
 
@@ -123,7 +126,8 @@ static struct ls_online_comm *comm_for(uint64_t id, int rank, int size) {
 
 static void publish(struct ls_online_comm *oc, const struct ls_trace_record *r) {
   const struct ls_api_desc *d = ls_api_desc_of(r->api);
-  struct ls_fp *s = &row(oc, oc->rank)[r->seq % LS_FP_SLOTS];
+  uint64_t k = oc->ncoll++;
+  struct ls_fp *s = &row(oc, oc->rank)[k % LS_FP_SLOTS];
   __atomic_store_n(&s->tag, 0, __ATOMIC_RELEASE);
   s->count = r->count;
   s->dtype = r->dtype;
@@ -132,7 +136,8 @@ static void publish(struct ls_online_comm *oc, const struct ls_trace_record *r) 
   s->kind = d ? d->kind : 0;
   s->op_class = ls_api_op_class(r->api);
   s->api = r->api;
-  __atomic_store_n(&s->tag, r->seq + 1, __ATOMIC_RELEASE);
+  s->seq = r->seq;
+  __atomic_store_n(&s->tag, k + 1, __ATOMIC_RELEASE);
 }
 
 static const char *name_of(uint64_t api) {
@@ -151,19 +156,17 @@ static int describe(char *buf, size_t cap, const struct ls_fp *f) {
   return n + snprintf(buf + n, cap - (size_t)n, ")");
 }
 
-/* 1 if the two calls cannot be the same protocol instance. Send/recv pairs are
- * complementary, not equal: two p2p calls are not compared here. */
+/* 1 if the two collectives cannot be the same protocol instance. */
 static int differ(const struct ls_fp *a, const struct ls_fp *b) {
-  if (a->kind == LS_KIND_P2P && b->kind == LS_KIND_P2P)
-    return 0;
-  if (a->kind != b->kind || a->op_class != b->op_class)
+  if (a->op_class != b->op_class)
     return 1;
   return a->count != b->count || a->dtype != b->dtype || a->redop != b->redop ||
          a->root_or_peer != b->root_or_peer;
 }
 
-static void report(struct ls_online_comm *oc, uint64_t seq, const struct ls_fp *mine,
-                   int peer, const struct ls_fp *theirs) {
+static void report(struct ls_online_comm *oc, const struct ls_fp *mine, int peer,
+                   const struct ls_fp *theirs) {
+  uint64_t seq = mine->seq;
   oc->reported = 1;
   char a[160], b[160], msg[512];
   describe(a, sizeof a, mine);
@@ -222,7 +225,7 @@ static void check(struct ls_online_comm *oc) {
       if (__atomic_load_n(&y->tag, __ATOMIC_ACQUIRE) != want)
         break; /* rewritten while copied: look again next tick */
       if (differ(&a, &b)) {
-        report(oc, *next, &a, p, &b);
+        report(oc, &a, p, &b);
         return;
       }
       (*next)++;
@@ -248,6 +251,12 @@ void ls_online_tick(void) {
     }
     g_published++;
     if (r->seq == LS_NO_SEQ || !r->comm_id)
+      continue;
+    /* Collectives only, numbered among themselves: send/recv counts may differ per
+     * rank (rank 0 sends to two peers, each receives once) without any error, and
+     * would shift the numbering of everything after them. */
+    const struct ls_api_desc *d = ls_api_desc_of(r->api);
+    if (!d || d->kind != LS_KIND_COLLECTIVE)
       continue;
     struct ls_online_comm *oc = comm_for(r->comm_id, r->comm_rank, r->comm_size);
     if (oc && r->comm_rank == oc->rank)

@@ -3,7 +3,7 @@
  * WORLD_SIZE (or Open MPI's OMPI_COMM_WORLD_*) come from the environment (default 0 / 1); the unique id is derived
  * from LS_TEST_UID so ranks started separately share a communicator identity.
  *   prog_nccl basic | rc | threads [T N] | split | hang [SEC] | loop N [USEC]
- *             | hang2 | diverge op|count|dtype|redop|root|skip|extra | exec PROG ARGS...
+ *             | hang2 | p2pfan | diverge op|count|dtype|redop|root|skip|extra | exec PROG ARGS...
  * Every scenario checks the return codes it expects and exits 1 on a surprise; `rc`
  * also prints "rc <label> <value>" lines so a test can diff runs with and without
  * liblockstep preloaded. */
@@ -262,6 +262,22 @@ static void hang2(void) {
   usleep(3000000);
 }
 
+/* Correct code whose send/recv counts differ per rank: rank 0 sends to every other
+ * rank, each of them receives once; then the same collectives everywhere. */
+static void p2pfan(void) {
+  ncclComm_t c = init("fan");
+  expect("ncclGroupStart", ncclGroupStart(), ncclSuccess);
+  if (rank == 0)
+    for (int p = 1; p < world; p++)
+      ncclSend(buf, 4, F32, p, c, S);
+  else
+    ncclRecv(buf, 4, F32, 0, c, S);
+  expect("ncclGroupEnd", ncclGroupEnd(), ncclSuccess);
+  expect("ncclAllReduce", ncclAllReduce(buf, buf, 8, F32, SUM, c, S), ncclSuccess);
+  expect("ncclBroadcast", ncclBroadcast(buf, buf, 8, F32, 0, c, S), ncclSuccess);
+  ncclCommDestroy(c);
+}
+
 static void loop(long n, long usec) {
   ncclComm_t c = init("loop");
   for (long i = 0; i < n; i++) {
@@ -295,7 +311,9 @@ int main(int argc, char **argv) {
   else if (!strcmp(what, "hang")) {
     int code = hang(argc > 2 ? atoi(argv[2]) : 5);
     return failures ? 1 : code;
-  } else if (!strcmp(what, "hang2"))
+  } else if (!strcmp(what, "p2pfan"))
+    p2pfan();
+  else if (!strcmp(what, "hang2"))
     hang2();
   else if (!strcmp(what, "diverge"))
     diverge(argc > 2 ? argv[2] : "op");

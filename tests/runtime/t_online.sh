@@ -25,6 +25,12 @@ done
 run_pair none
 [ ! -s "$T/none.err0" ] && [ ! -s "$T/none.err1" ] || fail "consistent pair reported: $(cat "$T"/none.err*)"
 [ -z "$(ls "$LOCKSTEP_ONLINE_DIR")" ] || fail "side-channel files left behind: $(ls "$LOCKSTEP_ONLINE_DIR")"
+# send/recv counts that differ per rank (correct code) must not shift the comparison
+for r in 0 1 2; do
+  RANK=$r WORLD_SIZE=3 LOCKSTEP_TRACE_DIR="$T/fan" LD_PRELOAD="$LS_LIB" "$LS_PROG" p2pfan 2> "$T/fan.err$r" &
+done
+wait
+cat "$T"/fan.err* | grep . && fail "p2p fan-out reported as a difference"
 # LOCKSTEP_ONLINE=0 switches it off
 LOCKSTEP_ONLINE=0 run_pair count
 [ ! -s "$T/count.err0" ] && [ ! -s "$T/count.err1" ] || fail "LOCKSTEP_ONLINE=0 still reported"
