@@ -249,6 +249,14 @@ static cJSON *export_perfetto(const struct ls_trace_set *set, const struct ls_ap
         cJSON *en = event(&tl, "e", api, pid, DEVICE_TID, ts_of(&tl, t, r->t_complete_ns));
         cJSON_AddStringToObject(en, "cat", "device");
         cJSON_AddStringToObject(en, "id", id);
+        /* A flow arrow from the host call to its device slice. */
+        cJSON *fs = event(&tl, "s", "enqueued", pid, r->tid, ts_of(&tl, t, r->t_enter_ns));
+        cJSON_AddStringToObject(fs, "cat", "completion");
+        cJSON_AddStringToObject(fs, "id", id);
+        cJSON *ff = event(&tl, "f", "enqueued", pid, DEVICE_TID, ts_of(&tl, t, r->t_exit_ns));
+        cJSON_AddStringToObject(ff, "cat", "completion");
+        cJSON_AddStringToObject(ff, "id", id);
+        cJSON_AddStringToObject(ff, "bp", "e");
       }
     }
   }

@@ -870,7 +870,7 @@ static void case_export(void) {
   slurp(out, out_buf, sizeof out_buf);
   doc = parse_out();
   const cJSON *ev, *events = cJSON_GetObjectItemCaseSensitive(doc, "traceEvents");
-  int nx[3] = {0}, nb = 0, ne = 0, nglobal = 0, nthread = 0, nproc = 0, bad_ts = 0;
+  int nx[3] = {0}, nb = 0, ne = 0, nflow = 0, nglobal = 0, nthread = 0, nproc = 0, bad_ts = 0;
   cJSON_ArrayForEach(ev, events) {
     const char *ph = json_str(ev, "ph");
     int pid = json_int(ev, "pid");
@@ -882,6 +882,7 @@ static void case_export(void) {
     }
     nb += !strcmp(ph, "b");
     ne += !strcmp(ph, "e");
+    nflow += !strcmp(ph, "s") || !strcmp(ph, "f");
     if (!strcmp(ph, "i") && strstr(json_str(ev, "name"), "skip at seq 1"))
     {
       if (!strcmp(json_str(ev, "s"), "g"))
@@ -894,6 +895,7 @@ static void case_export(void) {
   CHECK(nproc == 2, "one process per rank, got %d", nproc);
   CHECK(nx[1] == 2 && nx[2] == 1, "slices per rank: %d, %d", nx[1], nx[2]);
   CHECK(nb == 2 && ne == 2, "device completion slices: %d b, %d e", nb, ne);
+  CHECK(nflow == 4, "flow events host -> device: %d", nflow);
   CHECK(nglobal == 1 && nthread == 2, "divergence instants: %d global, %d thread", nglobal, nthread);
   CHECK(bad_ts == 0, "every event needs ts >= 0 (and X a dur)");
   cJSON_Delete(doc);
