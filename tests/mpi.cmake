@@ -76,3 +76,10 @@ add_test(NAME mpi.wait_family
                  $<TARGET_FILE:lockstep> $<TARGET_FILE:mpi_test_wait_family> ${_mpi_bin}/work/wf)
 set_tests_properties(mpi.passthrough mpi.wait_family PROPERTIES TIMEOUT 150 RUN_SERIAL TRUE
                      ENVIRONMENT "${_mpi_env}" LABELS "mpi;runtime")
+
+# The overhead benchmark (bench/mpi_overhead.sh): one short round keeps it working.
+include(${PROJECT_SOURCE_DIR}/bench/mpi_overhead.cmake)
+add_test(NAME mpi.bench_smoke
+         COMMAND sh ${PROJECT_SOURCE_DIR}/bench/mpi_overhead.sh ${CMAKE_BINARY_DIR} 1 1)
+set_tests_properties(mpi.bench_smoke PROPERTIES TIMEOUT 180 RUN_SERIAL TRUE
+                     LABELS "mpi;bench")

@@ -36,5 +36,4 @@ add_custom_command(
 
 target_sources(lockstep_preload PRIVATE ${CMAKE_CURRENT_LIST_DIR}/mpi_hooks.c ${LS_MPI_WRAPPERS})
 target_include_directories(lockstep_preload PRIVATE ${CMAKE_CURRENT_LIST_DIR} ${MPI_C_INCLUDE_DIRS})
-target_compile_definitions(lockstep_preload PRIVATE LOCKSTEP_MPI_SONAME="${LS_MPI_SONAME}"
-                           LOCKSTEP_HAVE_MPI=1)
+target_compile_definitions(lockstep_preload PRIVATE LOCKSTEP_MPI_SONAME="${LS_MPI_SONAME}")
