@@ -14,6 +14,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,6 +59,8 @@ static struct ls_online_comm g_comms[LS_ONLINE_COMMS];
 static unsigned g_ncomms;
 static uint64_t g_published; /* trace records [0, g_published) looked at */
 static int g_state;          /* 0 unknown, 1 on, -1 off */
+/* Between the watchdog's tick and the exit handler only; no application thread. */
+static pthread_mutex_t g_online_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t g_free_index = UINT64_MAX;
 static unsigned g_free_ticks;
 
@@ -193,6 +196,8 @@ static void report(struct ls_online_comm *oc, const struct ls_fp *mine, int peer
   }
 }
 
+static void tick_locked(void);
+
 /* Compares every seq both this rank and a peer have published, oldest first. */
 static void check(struct ls_online_comm *oc) {
   if (oc->reported)
@@ -234,8 +239,13 @@ static void check(struct ls_online_comm *oc) {
 }
 
 void ls_online_tick(void) {
-  if (!online_on() || !ls_g.hdr)
-    return;
+  pthread_mutex_lock(&g_online_lock);
+  if (online_on() && ls_g.hdr)
+    tick_locked();
+  pthread_mutex_unlock(&g_online_lock);
+}
+
+static void tick_locked(void) {
   uint64_t lim = ls_rec_limit();
   while (g_published < lim) {
     const struct ls_trace_record *r = &ls_g.recs[g_published];
@@ -268,12 +278,16 @@ void ls_online_tick(void) {
 }
 
 void ls_online_shutdown(void) {
+  pthread_mutex_lock(&g_online_lock);
   for (unsigned i = 0; i < g_ncomms; i++)
     if (g_comms[i].map)
       unlink(g_comms[i].path);
+  g_state = -1; /* the watchdog outlives the exit handler: no more ticks */
+  pthread_mutex_unlock(&g_online_lock);
 }
 
 void ls_online_reset_after_fork(void) {
+  pthread_mutex_init(&g_online_lock, NULL);
   g_ncomms = 0; /* the parent's mappings stay mapped but unused */
   g_published = 0;
 }
