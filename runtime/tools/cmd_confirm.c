@@ -46,18 +46,41 @@ struct finding {
   unsigned ranks_hit; /* bit per rank (< 32) */
 };
 
+/* A path with "." and "dir/.." segments removed lexically, and leading "./" and
+ * "../" dropped (they cannot be resolved without the compiler's directory). */
+static void tidy_path(const char *in, char *out, size_t len) {
+  char tmp[4096];
+  snprintf(tmp, sizeof tmp, "%s", in);
+  const char *seg[512];
+  int n = 0, abs = tmp[0] == '/';
+  for (char *save = NULL, *p = strtok_r(tmp, "/", &save); p && n < 512; p = strtok_r(NULL, "/", &save)) {
+    if (!strcmp(p, "."))
+      continue;
+    if (!strcmp(p, "..") && n > 0 && strcmp(seg[n - 1], ".."))
+      n--;
+    else if (strcmp(p, "..") || n > 0 || abs)
+      seg[n++] = p;
+  }
+  size_t k = 0;
+  out[0] = 0;
+  for (int i = 0; i < n && k < len; i++)
+    k += (size_t)snprintf(out + k, len - k, "%s%s", (i || abs) ? "/" : "", seg[i]);
+}
+
 /* Whether two spellings of a path name the same file: equal, or one is a
- * suffix of the other starting after a '/'. */
-static int same_file(const char *a, const char *b) {
-  while (!strncmp(a, "./", 2))
-    a += 2;
-  while (!strncmp(b, "./", 2))
-    b += 2;
+ * suffix of the other starting after a '/' (lint and the run may see the file
+ * under different absolute or relative paths). */
+static int same_file(const char *pa, const char *pb) {
+  char a[4096], b[4096];
+  tidy_path(pa, a, sizeof a);
+  tidy_path(pb, b, sizeof b);
   size_t la = strlen(a), lb = strlen(b);
   if (la == lb)
     return !strcmp(a, b);
   const char *lng = la > lb ? a : b, *shrt = la > lb ? b : a;
   size_t ll = la > lb ? la : lb, ls = la > lb ? lb : la;
+  if (shrt[0] == '/')
+    return 0; /* two different absolute paths */
   return ls > 0 && lng[ll - ls - 1] == '/' && !strcmp(lng + ll - ls, shrt);
 }
 
