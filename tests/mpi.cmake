@@ -61,12 +61,12 @@ foreach(_fx ${_mpi_fixtures})
                        ENVIRONMENT "${_mpi_env}" LABELS "mpi;runtime")
 endforeach()
 
-foreach(_prog rc_passthrough wait_family)
+foreach(_prog rc_passthrough wait_family threads_many)
   add_executable(mpi_test_${_prog} ${CMAKE_CURRENT_SOURCE_DIR}/mpi/${_prog}.c)
   set_target_properties(mpi_test_${_prog} PROPERTIES OUTPUT_NAME ${_prog}
                         RUNTIME_OUTPUT_DIRECTORY ${_mpi_bin})
   target_compile_options(mpi_test_${_prog} PRIVATE ${LOCKSTEP_WARNINGS} -g)
-  target_link_libraries(mpi_test_${_prog} PRIVATE MPI::MPI_C)
+  target_link_libraries(mpi_test_${_prog} PRIVATE MPI::MPI_C Threads::Threads)
 endforeach()
 add_test(NAME mpi.passthrough
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/mpi/check_program.py passthrough
@@ -74,7 +74,10 @@ add_test(NAME mpi.passthrough
 add_test(NAME mpi.wait_family
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/mpi/check_program.py completion
                  $<TARGET_FILE:lockstep> $<TARGET_FILE:mpi_test_wait_family> ${_mpi_bin}/work/wf)
-set_tests_properties(mpi.passthrough mpi.wait_family PROPERTIES TIMEOUT 150 RUN_SERIAL TRUE
+add_test(NAME mpi.threads_many
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/mpi/check_program.py completion
+                 $<TARGET_FILE:lockstep> $<TARGET_FILE:mpi_test_threads_many> ${_mpi_bin}/work/tm 500)
+set_tests_properties(mpi.passthrough mpi.wait_family mpi.threads_many PROPERTIES TIMEOUT 150 RUN_SERIAL TRUE
                      ENVIRONMENT "${_mpi_env}" LABELS "mpi;runtime")
 
 # The overhead benchmark (bench/mpi_overhead.sh): one short round keeps it working.

@@ -237,8 +237,14 @@ static void req_complete(int slot) {
 static int g_live_reqs; /* atomic: tracked requests; 0 lets waits skip the table */
 
 /* Tracked requests among the arguments of one wait-family call (thread scratch). */
-#define MAX_TRACKED 256
-static LS_TLS struct { int pos, slot; } tl_tracked[MAX_TRACKED];
+#define MAX_TRACKED 64
+struct tracked {
+  int pos, slot;
+};
+static LS_TLS struct tracked tl_tracked_small[MAX_TRACKED];
+/* Points at tl_tracked_small, or at a heap array for a wait on more collectives than
+ * that (freed when the call returns): a request left out would time out falsely. */
+static LS_TLS struct tracked *tl_tracked;
 static LS_TLS int tl_ntracked;
 
 /* ---- blocking calls without a sequence number ------------------------------------ */
@@ -428,6 +434,7 @@ static void post_create(struct ls_call *c, int64_t rc) {
 /* Which of this call's requests are collectives' (before the call resets them). */
 static void pre_wait(struct ls_call *c) {
   tl_ntracked = 0;
+  tl_tracked = tl_tracked_small;
   if (!__atomic_load_n(&g_live_reqs, __ATOMIC_ACQUIRE))
     return;
   if (c->args.request) {
@@ -438,13 +445,22 @@ static void pre_wait(struct ls_call *c) {
       tl_ntracked = 1;
     }
   } else if (ls_mpi_tl.reqs) {
-    for (int i = 0; i < ls_mpi_tl.nreqs && tl_ntracked < MAX_TRACKED; i++) {
+    int cap = MAX_TRACKED;
+    for (int i = 0; i < ls_mpi_tl.nreqs; i++) {
       int s = req_find((uintptr_t)ls_mpi_tl.reqs[i]);
-      if (s >= 0) {
-        tl_tracked[tl_ntracked].pos = i;
-        tl_tracked[tl_ntracked].slot = s;
-        tl_ntracked++;
+      if (s < 0)
+        continue;
+      if (tl_ntracked == cap) {
+        struct tracked *big = malloc((size_t)ls_mpi_tl.nreqs * sizeof *big);
+        if (!big)
+          break;
+        memcpy(big, tl_tracked, (size_t)tl_ntracked * sizeof *big);
+        tl_tracked = big;
+        cap = ls_mpi_tl.nreqs;
       }
+      tl_tracked[tl_ntracked].pos = i;
+      tl_tracked[tl_ntracked].slot = s;
+      tl_ntracked++;
     }
   }
   /* A blocking wait on a collective is recorded (a hang there is visible in the
@@ -466,7 +482,7 @@ static void complete_pos(int pos) {
     }
 }
 
-static void post_wait(struct ls_call *c, int64_t rc) {
+static void post_wait_done(struct ls_call *c, int64_t rc) {
   if (!tl_ntracked)
     return;
   /* MPI_ERR_IN_STATUS: some requests may still be pending; leave them all to a
@@ -482,11 +498,23 @@ static void post_wait(struct ls_call *c, int64_t rc) {
   } else if (s->out_index) { /* Waitany/Testany */
     if ((!s->out_flag || *s->out_flag) && *s->out_index != MPI_UNDEFINED)
       complete_pos(*s->out_index);
-  } else if (!s->out_flag || *s->out_flag) { /* Wait, Waitall, Test, Testall */
+  } else if (!s->out_flag || *s->out_flag) { /* Wait, Waitall, Test, Testall, Request_free */
     for (int k = 0; k < tl_ntracked; k++)
-      complete_pos(tl_tracked[k].pos);
+      if (tl_tracked[k].slot >= 0) {
+        req_complete(tl_tracked[k].slot);
+        tl_tracked[k].slot = -1;
+        __atomic_fetch_sub(&g_live_reqs, 1, __ATOMIC_RELEASE);
+      }
   }
   (void)c;
+}
+
+static void post_wait(struct ls_call *c, int64_t rc) {
+  post_wait_done(c, rc);
+  if (tl_tracked != tl_tracked_small)
+    free(tl_tracked);
+  tl_tracked = tl_tracked_small;
+  tl_ntracked = 0;
 }
 
 void ls_mpi_pre(struct ls_call *c) {

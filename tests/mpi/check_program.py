@@ -3,8 +3,9 @@
 
 passthrough: the program's output (sorted lines) must be identical with and without the
   PMPI wrappers, and every failing call's return code must be recorded as returned.
-completion:  every non-blocking collective in the traces must be marked completed.
-usage: check_program.py MODE LOCKSTEP PROGRAM WORKDIR   (exit 0 pass, 1 fail, 2 usage)
+completion:  every non-blocking collective in the traces must be marked completed (EXPECT
+  of them per rank) and the traces consistent.
+usage: check_program.py MODE LOCKSTEP PROGRAM WORKDIR [EXPECT]   (exit 0 pass, 1 fail, 2 usage)
 """
 import json
 import os
@@ -36,10 +37,11 @@ def records(lockstep, traces, cwd):
 
 
 def main(argv):
-    if len(argv) != 5 or argv[1] not in ("passthrough", "completion"):
+    if len(argv) not in (5, 6) or argv[1] not in ("passthrough", "completion"):
         print(__doc__)
         return 2
-    mode, lockstep, prog, work = argv[1:]
+    mode, lockstep, prog, work = argv[1:5]
+    expect = int(argv[5]) if len(argv) == 6 else 7
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
     traces = os.path.join(work, "traces")
@@ -68,11 +70,15 @@ def main(argv):
             fail(f"MPI_Barrier(MPI_COMM_NULL) must be recorded without a sequence: {barrier}")
     else:
         nb = [r for r in recs if "nonblocking" in r["flags"]]
-        if len(nb) != NP * 7:
-            fail(f"expected {NP * 7} non-blocking collectives, found {len(nb)}")
+        if len(nb) != NP * expect:
+            fail(f"expected {NP * expect} non-blocking collectives, found {len(nb)}")
         left = [(r["api"], r["comm_rank"], r["seq"]) for r in nb if "completed" not in r["flags"]]
         if left:
-            fail(f"not marked completed: {left}")
+            fail(f"not marked completed: {left[:10]} ({len(left)} in all)")
+        c = subprocess.run([lockstep, "compare", traces], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, timeout=60)
+        if c.returncode != 0:
+            fail("compare: " + c.stdout.decode(errors="replace")[-2000:])
     print("ok")
     return 0
 
