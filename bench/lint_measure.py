@@ -23,17 +23,13 @@ import time
 CUDA_INC = "/usr/local/cuda/include"
 MPI_INC = ["/usr/lib/x86_64-linux-gnu/openmpi/include",
            "/usr/lib/x86_64-linux-gnu/openmpi/include/openmpi"]
-# What lint does for .cu (issue 2): host-side parse, no CUDA wrapper headers.
-CUDA_FLAGS = ["-x", "cuda", "--cuda-host-only", "-nocudainc", "-Wno-unknown-cuda-version"]
 
 
 def flags_for(path, extra):
-    """The flags both tools get for one file (lint after `--`)."""
-    f = []
-    if path.endswith(".cu"):
-        f += CUDA_FLAGS
-    f += ["-I" + CUDA_INC] + ["-I" + d for d in MPI_INC]
-    return f + extra
+    """The flags a user gives lint after `--` (as tests/fixtures.cmake does);
+    lint adds its own (.cu: the CUDA host-side set), and clang gets all of
+    them, as captured from lint's libclang call."""
+    return ["-I" + CUDA_INC] + ["-I" + d for d in MPI_INC] + extra
 
 
 def count_lines(paths):
@@ -79,9 +75,22 @@ class Runner:
     def clang_cmd(self, files, flags):
         return [self.a.clang, "-fsyntax-only"] + flags + files
 
+    def captured_flags(self, files, args_out):
+        """The arguments lint gave libclang for `files` (from the shim's log),
+        minus the files themselves; None if they differ between the files."""
+        seen = []
+        with open(args_out, errors="replace") as fh:
+            for line in fh.read().splitlines():
+                f, *args = line.split("\x1f")
+                seen.append([x for x in args if x not in files and x != f])
+        if not seen or any(x != seen[0] for x in seen):
+            return None
+        return seen[0]
+
     def measure(self, name, files, flags):
-        lint, clang = self.lint_cmd(files, flags), self.clang_cmd(files, flags)
+        lint = self.lint_cmd(files, flags)
         phase_out = os.path.join(self.tmp, "phase.txt")
+        args_out = os.path.join(self.tmp, "args.txt")
         diag_out = os.path.join(self.tmp, "diag.txt")
         # The shim is preloaded through env(1) after /usr/bin/time, so that
         # only lint (not time itself) carries it.
@@ -89,13 +98,14 @@ class Runner:
                  "LOCKSTEP_BENCH_PHASE_OUT=" + phase_out] + lint
         res = {"name": name, "files": files, "lines": count_lines(files), "flags": flags,
                "lint": [], "clang": [], "phase": [], "error": None}
-        # Warm-up (page cache, dynamic loader): discarded, but checked.
-        w = self.timed(clang)
-        if w is None or w[3] != 0:
-            res["error"] = "clang -fsyntax-only failed (rc=%s): %s" % (
-                w and w[3], " ".join(clang))
-            return res
-        w = self.timed(lint, out=diag_out)
+        # Warm-up (page cache, dynamic loader): discarded, but checked. Lint's
+        # warm-up also records the exact libclang arguments (lint adds its own:
+        # -resource-dir, and for .cu the CUDA host-side set), which clang then gets.
+        for x in (args_out, phase_out):
+            if os.path.exists(x):
+                os.unlink(x)
+        w = self.timed(plint[:1] + ["LOCKSTEP_BENCH_ARGS_OUT=" + args_out] + plint[1:],
+                       out=diag_out)
         if w is None:
             res["error"] = "lint timed out (> %ds)" % self.a.timeout
             return res
@@ -107,6 +117,21 @@ class Runner:
             diag = fh.read()
         res["findings"] = len(re.findall(r": warning: .*\[[a-z-]+\]", diag))
         res["tu_errors"] = len(re.findall(r": (?:fatal )?error: ", diag))
+        cflags = self.captured_flags(files, args_out) if os.path.exists(args_out) else None
+        if cflags is None:
+            res["error"] = "could not capture lint's libclang arguments (phase shim not loaded?)"
+            return res
+        res["clang_flags"] = cflags
+        clang = self.clang_cmd(files, cflags)
+        w = self.timed(clang, out=diag_out)
+        if w is not None and w[3] == 1 and res["tu_errors"]:
+            # Both fail to parse it the same way: still comparable, but marked.
+            res["name"] += " (parse errors in both)"
+        elif w is None or w[3] != 0:
+            with open(diag_out, errors="replace") as fh:
+                res["error"] = "clang -fsyntax-only failed (rc=%s): %s" % (
+                    w and w[3], fh.read()[-300:].replace("\n", " "))
+            return res
         for _ in range(self.a.runs):
             for key, cmd in (("lint", lint), ("clang", clang), ("phase", plint)):
                 if key == "phase" and not self.a.phase_shim:

@@ -6,6 +6,9 @@
  *   parse_ns=<n> dispose_ns=<n> visit_ns=<n> process_ns=<n> tus=<n>
  * visit_ns is the time inside outermost clang_visitChildren calls: the AST walk
  * (lint copies the AST into its own nodes there), including its callbacks.
+ * With $LOCKSTEP_BENCH_ARGS_OUT set it also appends, per parse, the file and the
+ * exact arguments lint gave libclang (fields separated by 0x1f, one parse a line),
+ * so the benchmark runs `clang -fsyntax-only` with the same flags by construction.
  * Non-goal: per-function or per-check timing (use perf for that). */
 #define _GNU_SOURCE
 #include <clang-c/Index.h>
@@ -22,6 +25,18 @@ static uint64_t now_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void log_args(const char *file, const char *const *argv, int argc, int skip0) {
+  const char *path = getenv("LOCKSTEP_BENCH_ARGS_OUT");
+  FILE *f = path ? fopen(path, "a") : NULL;
+  if (!f)
+    return;
+  fputs(file ? file : "", f);
+  for (int i = skip0; i < argc; i++)
+    fprintf(f, "\x1f%s", argv[i]);
+  fputc('\n', f);
+  fclose(f);
 }
 
 /* Looked up on each call rather than cached: the handful of calls per run
@@ -48,6 +63,7 @@ enum CXErrorCode clang_parseTranslationUnit2FullArgv(
     CXIndex idx, const char *file, const char *const *argv, int argc,
     struct CXUnsavedFile *unsaved, unsigned nunsaved, unsigned options,
     CXTranslationUnit *out) {
+  log_args(file, argv, argc, 1); /* argv[0] is the program name here */
   uint64_t t0 = now_ns();
   enum CXErrorCode rc = REAL(clang_parseTranslationUnit2FullArgv)(
       idx, file, argv, argc, unsaved, nunsaved, options, out);
@@ -63,6 +79,7 @@ enum CXErrorCode clang_parseTranslationUnit2(
     CXIndex idx, const char *file, const char *const *argv, int argc,
     struct CXUnsavedFile *unsaved, unsigned nunsaved, unsigned options,
     CXTranslationUnit *out) {
+  log_args(file, argv, argc, 0);
   uint64_t t0 = now_ns();
   enum CXErrorCode rc = REAL(clang_parseTranslationUnit2)(
       idx, file, argv, argc, unsaved, nunsaved, options, out);
@@ -75,6 +92,7 @@ CXTranslationUnit clang_parseTranslationUnit(CXIndex idx, const char *file,
                                              const char *const *argv, int argc,
                                              struct CXUnsavedFile *unsaved,
                                              unsigned nunsaved, unsigned options) {
+  log_args(file, argv, argc, 0);
   uint64_t t0 = now_ns();
   CXTranslationUnit tu = REAL(clang_parseTranslationUnit)(idx, file, argv, argc,
                                                           unsaved, nunsaved, options);
