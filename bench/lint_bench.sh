@@ -5,7 +5,8 @@
 # Prints a markdown table (paste into bench/RESULTS.md). Not a test: no pass/fail.
 # Env: LOCKSTEP (binary, default build/lockstep), CLANG (default clang-19),
 #      RUNS (default 5), LINES (generated TU size, default 20000),
-#      BASE_UNITS (1x function size, default 8), WORK (scratch dir).
+#      BASE_UNITS (1x function size, default 8), WORK (scratch dir),
+#      INSTR (1: also count instructions with valgrind, if installed; default 1).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -15,6 +16,9 @@ RUNS=${RUNS:-5}
 LINES=${LINES:-20000}
 BASE_UNITS=${BASE_UNITS:-8}
 WORK=${WORK:-$root/build/bench-lint}
+INSTR=${INSTR:-1}
+instr=()
+if [ "$INSTR" = 1 ] && command -v valgrind >/dev/null; then instr=(--instr); fi
 mkdir -p "$WORK"
 
 die() { echo "lint_bench.sh: $*" >&2; exit 2; }
@@ -43,10 +47,10 @@ echo "Date: $(date -u '+%Y-%m-%d %H:%M UTC'); machine: $(nproc) cores, ${cpu}, $
      "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "lockstep: $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')" \
      "(${LOCKSTEP#$root/}); clang: $("$CLANG" --version | head -1)"
-echo "Command: RUNS=$RUNS LINES=$LINES BASE_UNITS=$BASE_UNITS bench/lint_bench.sh"
+echo "Command: RUNS=$RUNS LINES=$LINES BASE_UNITS=$BASE_UNITS INSTR=$INSTR bench/lint_bench.sh"
 echo
 python3 bench/lint_measure.py --lockstep "$LOCKSTEP" --clang "$CLANG" --phase-shim "$shim" \
-  --runs "$RUNS" --json "$WORK/results.json" \
+  --runs "$RUNS" --json "$WORK/results.json" "${instr[@]}" \
   --fixtures "${fixtures[@]}" \
   --tu "real-world-style: bench/lint_realworld.c=bench/lint_realworld.c" \
   --tu "generated: lint_gen.py --lines $LINES=$WORK/gen_large.c" \

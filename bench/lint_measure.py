@@ -56,7 +56,7 @@ class Runner:
         p = subprocess.Popen(full, stdout=sink, stderr=subprocess.STDOUT if out else sink)
         timer = threading.Timer(self.a.timeout, p.kill)
         timer.start()
-        _, status, _ = os.wait4(p.pid, 0)
+        _, status, ru = os.wait4(p.pid, 0)
         wall = time.perf_counter() - t0
         timer.cancel()
         p.returncode = os.waitstatus_to_exitcode(status)
@@ -67,7 +67,22 @@ class Runner:
         rc = p.returncode
         with open(tf) as fh:
             last = fh.read().strip().splitlines()[-1].split()
-        return wall, int(last[0]), float(last[1]) + float(last[2]), rc
+        # CPU from wait4 (microseconds; time(1)'s %U/%S have 10 ms steps): the
+        # rusage of time(1) includes the command it waited for.
+        return wall, int(last[0]), ru.ru_utime + ru.ru_stime, rc
+
+    def instructions(self, cmd):
+        """Instructions executed (valgrind cachegrind, no cache simulation):
+        deterministic, so immune to the machine's load. None if unavailable."""
+        try:
+            p = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no",
+                                "--cachegrind-out-file=/dev/null"] + cmd,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                               text=True, timeout=self.a.timeout * 60)
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        m = re.search(r"I\s+refs:\s+([\d,]+)", p.stderr)
+        return int(m.group(1).replace(",", "")) if m else None
 
     def lint_cmd(self, files, flags):
         return [self.a.lockstep, "lint"] + self.a.lint_opt + files + ["--"] + flags
@@ -87,7 +102,7 @@ class Runner:
             return None
         return seen[0]
 
-    def measure(self, name, files, flags):
+    def measure(self, name, files, flags, instr=False):
         lint = self.lint_cmd(files, flags)
         phase_out = os.path.join(self.tmp, "phase.txt")
         args_out = os.path.join(self.tmp, "args.txt")
@@ -147,6 +162,9 @@ class Runner:
                         kv = dict(x.split("=") for x in fh.read().split())
                     r = r + ({k: int(v) for k, v in kv.items()},)
                 res[key].append(r)
+        if instr:
+            res["lint_ir"] = self.instructions(lint)
+            res["clang_ir"] = self.instructions(clang)
         return res
 
 
@@ -167,6 +185,8 @@ def summarize(res):
     s["clang_cpu"] = med([r[2] for r in res["clang"]])
     s["time_x"] = s["lint_s"] / s["clang_s"]
     s["cpu_x"] = s["lint_cpu"] / s["clang_cpu"] if s["clang_cpu"] > 0 else float("nan")
+    s["lint_ir"], s["clang_ir"] = res.get("lint_ir"), res.get("clang_ir")
+    s["ir_x"] = s["lint_ir"] / s["clang_ir"] if s["lint_ir"] and s["clang_ir"] else None
     s["mem_x"] = s["lint_kib"] / s["clang_kib"]
     if res["phase"]:
         s["parse_s"] = med([r[4]["parse_ns"] / 1e9 for r in res["phase"]])
@@ -187,20 +207,91 @@ def verdict(s, tmax, mmax):
     return f"time {t}, mem {m}"
 
 
-HDR = ("| input | lines | findings | lint s | clang s | **time ×** | cpu × | lint MiB | clang MiB "
-       "| **mem ×** | lint parse s | lint walk s | lint rest s | verdict |\n"
-       "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+HDR = ("| input | lines | findings | lint s | clang s | **time ×** | cpu × | instr × | lint MiB "
+       "| clang MiB | **mem ×** | lint parse s | lint walk s | lint rest s | verdict |\n"
+       "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
 
 
 def row(s, a):
     if s["error"]:
-        return f"| {s['name']} | {s['lines']} | — | error: {s['error'][:120]} |||||||||||"
+        return f"| {s['name']} | {s['lines']} | — | error: {s['error'][:120]} ||||||||||||"
     return (f"| {s['name']} | {s['lines']} | {s['findings']} | {fmt(s['lint_s'])} | "
             f"{fmt(s['clang_s'])} | **{s['time_x']:.2f}** | {fmt(s.get('cpu_x'), 2)} | "
-            f"{s['lint_kib'] / 1024:.1f} | "
+            f"{fmt(s.get('ir_x'), 2)} | {s['lint_kib'] / 1024:.1f} | "
             f"{s['clang_kib'] / 1024:.1f} | **{s['mem_x']:.2f}** | {fmt(s.get('parse_s'))} | "
             f"{fmt(s.get('visit_s'))} | {fmt(s.get('rest_s', 0) - s.get('visit_s', 0))} | "
             f"{verdict(s, a.time_target, a.mem_target)} |")
+
+
+def growth(pts):
+    """Exponent b of d = c * K^b between the smallest and largest K (1 = linear)."""
+    pts = [(k, d) for k, d in pts if k > 0 and d and d > 0]
+    if len(pts) < 2:
+        return None
+    (k0, d0), (k1, d1) = pts[0], pts[-1]
+    return math.log(d1 / d0) / math.log(k1 / k0)
+
+
+def linearity(ser):
+    """The series tables: time from the phase shim, and, when counted,
+    instructions (lint minus clang: the parse is the same frontend, so the
+    difference is lint's own work). Δ: minus the K=0 TU (an empty function)."""
+    out = []
+    ok = [s for s in ser if not s["error"]]
+    base = next((s for s in ok if s["k"] == 0), {})
+    one = next((s for s in ok if s["k"] == 1), None)
+    out.append("\n**Linearity**: one function scaled K× (`lint_gen.py --single K`). *analysis* = "
+               "lint's process time outside libclang's parse/dispose (AST walk included), from "
+               "the phase shim; Δ = minus the K=0 TU (same program, empty function).\n")
+    out.append("| K | lines | findings | lint s | clang s | lint − clang s | lint parse s "
+               "| of it walk s | analysis s | Δ analysis s | Δ / K | Δ(K)/Δ(1) (linear: K) |")
+    out.append("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+
+    def d_of(s):
+        return s.get("rest_s", float("nan")) - base.get("rest_s", 0.0)
+
+    for s in ser:
+        if s["error"]:
+            out.append(f"| {s['k']} | {s['lines']} | error: {s['error'][:100]} ||||||||||")
+            continue
+        d = d_of(s)
+        rel = d / d_of(one) if one and s["k"] else float("nan")
+        out.append(f"| {s['k']} | {s['lines']} | {s['findings']} | {fmt(s['lint_s'])} | "
+                   f"{fmt(s['clang_s'])} | {fmt(s['lint_s'] - s['clang_s'])} | "
+                   f"{fmt(s.get('parse_s'))} | {fmt(s.get('visit_s'))} | {fmt(s.get('rest_s'))} | "
+                   f"{fmt(d)} | {fmt(d / s['k'] if s['k'] else float('nan'), 4)} | {fmt(rel, 1)} |")
+    e = growth([(s["k"], d_of(s)) for s in ok])
+    if e is not None:
+        out.append(f"\nGrowth exponent of Δ analysis time, K=1 → K=16: **{e:.2f}** "
+                   "(1.0 = linear, 2.0 = quadratic; wall-clock on a shared machine, see the "
+                   "instruction counts for a noise-free figure).")
+    if any(s.get("lint_ir") for s in ok):
+        def own(s):
+            return (s["lint_ir"] - s["clang_ir"]) if s.get("lint_ir") and s.get("clang_ir") else None
+        b = own(base) if base else 0
+        out.append("\nInstructions (valgrind cachegrind, one run each; deterministic). *own* = "
+                   "lint − clang (same parser: libclang's parse executes within 0.2% of "
+                   "`clang -fsyntax-only`), Δ own = minus K=0:\n")
+        out.append("| K | lines | lint Minstr | clang Minstr | instr × | own Minstr | Δ own Minstr "
+                   "| Δ own / K | Δ(K)/Δ(1) (linear: K) |")
+        out.append("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        d1 = (own(one) - b) if one and own(one) is not None else None
+        pts = []
+        for s in ok:
+            o = own(s)
+            if o is None:
+                continue
+            d = o - (b or 0)
+            pts.append((s["k"], d))
+            out.append(f"| {s['k']} | {s['lines']} | {s['lint_ir'] / 1e6:.0f} | "
+                       f"{s['clang_ir'] / 1e6:.0f} | {s['lint_ir'] / s['clang_ir']:.2f} | "
+                       f"{o / 1e6:.0f} | {d / 1e6:.0f} | "
+                       f"{fmt(d / 1e6 / s['k'] if s['k'] else float('nan'), 1)} | "
+                       f"{fmt(d / d1 if d1 and s['k'] else float('nan'), 1)} |")
+        e = growth(pts)
+        if e is not None:
+            out.append(f"\nGrowth exponent of Δ own instructions, K=1 → K=16: **{e:.2f}**.")
+    return out
 
 
 def main():
@@ -220,6 +311,8 @@ def main():
     ap.add_argument("--series", action="append", default=[], metavar="K=FILE",
                     help="the linearity series: function scaled K x (K=0: empty baseline)")
     ap.add_argument("--json", help="write raw results here")
+    ap.add_argument("--instr", action="store_true",
+                    help="also count instructions with valgrind (TUs and series; slow)")
     a = ap.parse_args()
     r = Runner(a)
     raw = {"fixtures": [], "tus": [], "series": []}
@@ -241,11 +334,11 @@ def main():
     for spec in a.tu:
         name, f = spec.split("=", 1)
         note(f"lint_measure: {name}")
-        raw["tus"].append(r.measure(name, [f], flags_for(f, [])))
+        raw["tus"].append(r.measure(name, [f], flags_for(f, []), instr=a.instr))
     for spec in a.series:
         k, f = spec.split("=", 1)
         note(f"lint_measure: series {k}x")
-        m = r.measure(f"single function {k}×", [f], flags_for(f, []))
+        m = r.measure(f"single function {k}×", [f], flags_for(f, []), instr=a.instr)
         m["k"] = int(k)
         raw["series"].append(m)
 
@@ -253,7 +346,7 @@ def main():
     fx = [summarize(x) for x in raw["fixtures"]]
     ok = [s for s in fx if not s["error"]]
     tus = [summarize(x) for x in raw["tus"]]
-    out.append(f"Medians of {a.runs} interleaved runs each (wall time; *cpu ×*: user+sys, less sensitive to a busy machine); targets: time × ≤ {a.time_target}, "
+    out.append(f"Medians of {a.runs} interleaved runs each (wall time; *cpu ×*: user+sys, less sensitive to a busy machine; *instr ×*: instructions, valgrind, when counted); targets: time × ≤ {a.time_target}, "
                f"mem × ≤ {a.mem_target}. *lint parse/rest*: from the phase shim "
                "(time inside libclang's parse calls), *walk* (inside outermost clang_visitChildren: the AST "
                "walk and its callbacks), *rest* (the remainder of the process after the shim's "
@@ -282,36 +375,7 @@ def main():
 
     ser = sorted([summarize(x) | {"k": x["k"]} for x in raw["series"]], key=lambda s: s["k"])
     if ser:
-        out.append("\n**Linearity** (one function scaled K×; *analysis* = lint process time "
-                   "outside libclang's parse/dispose (AST walk included), from the phase shim; "
-                   "Δ = minus the K=0 baseline, i.e. the same TU with an empty function):\n")
-        out.append("| K | lines | findings | lint s | clang s | lint − clang s | lint parse s "
-                   "| of it walk s | analysis s | Δ analysis s | Δ / K | Δ(K)/Δ(1) (linear: K) |")
-        out.append("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-        base = next((s for s in ser if s["k"] == 0 and not s["error"]), None)
-        one = None
-        for s in ser:
-            if s["error"]:
-                out.append(f"| {s['k']} | {s['lines']} | error: {s['error'][:100]} ||||||||||")
-                continue
-            d = s.get("rest_s", float("nan")) - (base.get("rest_s", 0.0) if base else 0.0)
-            if s["k"] == 1:
-                one = d
-            per = d / s["k"] if s["k"] else float("nan")
-            rel = d / one if one and s["k"] else float("nan")
-            out.append(f"| {s['k']} | {s['lines']} | {s['findings']} | {fmt(s['lint_s'])} | "
-                       f"{fmt(s['clang_s'])} | {fmt(s['lint_s'] - s['clang_s'])} | "
-                       f"{fmt(s.get('parse_s'))} | {fmt(s.get('visit_s'))} | "
-                       f"{fmt(s.get('rest_s'))} | {fmt(d)} | "
-                       f"{fmt(per, 4)} | {fmt(rel, 1)} |")
-        pts = [(s["k"], s.get("rest_s", 0.0) - (base.get("rest_s", 0.0) if base else 0.0))
-               for s in ser if not s["error"] and s["k"] > 0]
-        pts = [(k, d) for k, d in pts if d > 0]
-        if len(pts) >= 2:
-            (k0, d0), (k1, d1) = pts[0], pts[-1]
-            expo = math.log(d1 / d0) / math.log(k1 / k0)
-            out.append(f"\nGrowth exponent of Δ analysis from K={k0} to K={k1}: "
-                       f"**{expo:.2f}** (1.0 = linear, 2.0 = quadratic).")
+        out += linearity(ser)
     if ok:
         out.append("\n<details><summary>Per fixture</summary>\n")
         out.append(HDR)
