@@ -12,6 +12,7 @@
 #include <clang-c/CXCompilationDatabase.h>
 
 #include "commands.h"
+#include "integ.h"
 #include "lint.h"
 
 #ifndef LOCKSTEP_CLANG_RESOURCE_DIR
@@ -43,17 +44,31 @@ static const char usage_text[] =
     "                    FILEs named (summaries still cross all analyzed TUs)\n"
     "  --rules FILE      load this rules file instead of the default rules/*.json;\n"
     "                    repeat to load several\n"
-    "  --format=FORMAT   text (default, clang-style) or json\n"
+    "  --format=FORMAT   text (default, clang-style), json, or sarif (SARIF 2.1.0)\n"
     "  --verify          check the findings against the // expected-warning{{rule}}\n"
     "                    annotations in each FILE; exit 1 on any mismatch\n"
     "  --cuda-path=DIR   CUDA toolkit used for .cu files (default /usr/local/cuda)\n"
+    "  --enable=RULES    report only these rules (comma-separated ids)\n"
+    "  --disable=RULES   do not report these rules\n"
+    "  --warnings-as-errors=RULES\n"
+    "                    report these rules (or 'all') as errors; their findings fail\n"
+    "                    the run even when listed in the baseline\n"
+    "  --baseline FILE   write FILE with the current findings if it does not exist;\n"
+    "                    otherwise report only findings whose fingerprint it lacks\n"
+    "  --baseline-write  (re)write the baseline FILE even if it exists\n"
+    "  -j N, --jobs=N    parse N translation units at once\n"
+    "  --summary         print a summary (TUs, functions, findings by rule, time) on\n"
+    "                    stderr; on by default with -p, -j or a terminal\n"
+    "  -q, --quiet       no progress line and no summary\n"
     "  -h, --help        show this help\n"
     "\n"
     "rules: rank-divergent-collective, unbalanced-group, rank-dependent-argument,\n"
-    "ungrouped-p2p. Suppress one finding with a comment on its line or the line above:\n"
+    "ungrouped-p2p (`lockstep rules`, `lockstep explain RULE-ID`). Suppress one finding\n"
+    "with a comment on its line or the line above:\n"
     "  // lockstep: ignore(rule-id) reason\n"
     "\n"
-    "exit status: 0 no findings, 1 findings (or --verify mismatch), 2 usage or input error\n";
+    "exit status: 0 no findings (none beyond the baseline), 1 findings (or --verify\n"
+    "mismatch), 2 usage or input error\n";
 
 struct input {
   const char *file;
@@ -234,6 +249,9 @@ static int lint_main(int argc, char **argv) {
   ls_program *prog = NULL;
   CXIndex idx = NULL;
   ls_vec findings = {0};
+  ls_policy pol = {.jobs = 1, .t0 = ls_now()};
+  ls_rule_docs docs = {0};
+  int pr;
   for (i = 1; i < argc; i++) {
     const char *s = argv[i];
     if (!strcmp(s, "--")) {
@@ -269,6 +287,9 @@ static int lint_main(int argc, char **argv) {
       cdb = s + 2;
     } else if (!strcmp(s, "--verify")) {
       verify = 1;
+    } else if ((pr = ls_policy_option(&pol, argc, argv, &i)) != 0) {
+      if (pr < 0)
+        goto usage;
     } else if (s[0] == '-' && s[1]) {
       fprintf(stderr, "lockstep lint: error: unknown option '%s'\n", s);
       goto usage;
@@ -276,8 +297,8 @@ static int lint_main(int argc, char **argv) {
       ls_vec_push(&files, (void *)s);
     }
   }
-  if (strcmp(format, "text") && strcmp(format, "json")) {
-    fprintf(stderr, "lockstep lint: error: unknown format '%s' (text or json)\n", format);
+  if (strcmp(format, "text") && strcmp(format, "json") && strcmp(format, "sarif")) {
+    fprintf(stderr, "lockstep lint: error: unknown format '%s' (text, json or sarif)\n", format);
     goto usage;
   }
   if (!files.n && !cdb) {
@@ -288,6 +309,11 @@ static int lint_main(int argc, char **argv) {
     fprintf(stderr, "lockstep lint: error: --verify needs the FILEs to check\n");
     goto usage;
   }
+  /* the rule documentation: SARIF's rule metadata and the ids the rule lists may name */
+  if ((!strcmp(format, "sarif") || pol.enable || pol.disable || pol.werror) &&
+      (ls_rule_docs_load(&docs, a) || ls_policy_validate(&pol, &docs)))
+    goto out;
+  pol.summary |= cdb != NULL;
   /* rules */
   if (rules_files.n) {
     for (size_t k = 0; k < rules_files.n; k++)
@@ -379,14 +405,9 @@ static int lint_main(int argc, char **argv) {
     rc = input_error ? 2 : bad ? 1 : 0;
     goto out;
   }
-  if (!strcmp(format, "json")) {
-    ls_emit_json(stdout, prog, &findings);
-  } else {
-    ls_emit_text(stdout, a, &findings);
-    if (findings.n)
-      fprintf(stderr, "%zu warning%s generated.\n", findings.n, findings.n == 1 ? "" : "s");
-  }
-  rc = input_error ? 2 : findings.n ? 1 : 0;
+  if (ls_policy_apply(&pol, a, &findings))
+    goto out;
+  rc = ls_report(&pol, a, prog, &findings, format, &docs, input_error);
   goto out;
 usage:
   fputs(usage_text, stderr);

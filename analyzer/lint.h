@@ -202,6 +202,7 @@ typedef struct ls_finding {
   ls_vec sites;             /* ls_loc* (msg = callee) */
   const char *seqkey;       /* normalized call sequence for the fingerprint */
   char fingerprint[17];
+  int error, baselined;     /* set by the adoption options (policy.c) */
 } ls_finding;
 void ls_checks_run(ls_program *p, ls_vec *findings);
 

@@ -130,7 +130,8 @@ static void caret(FILE *out, ls_arena *a, const char *file, unsigned line, unsig
 void ls_emit_text(FILE *out, ls_arena *a, ls_vec *findings) {
   for (size_t i = 0; i < findings->n; i++) {
     ls_finding *f = findings->v[i];
-    fprintf(out, "%s:%u:%u: warning: %s [%s]\n", f->file, f->line, f->col, f->message, f->rule);
+    fprintf(out, "%s:%u:%u: %s: %s [%s]\n", f->file, f->line, f->col, f->error ? "error" : "warning", f->message,
+            f->rule);
     caret(out, a, f->file, f->line, f->col);
     for (size_t j = 0; j < f->notes.n; j++) {
       ls_loc *n = f->notes.v[j];

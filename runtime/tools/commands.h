@@ -10,5 +10,7 @@ int ls_cmd_run(int argc, char **argv);     /* runtime/tools/cmd_run.c: preload a
 int ls_cmd_compare(int argc, char **argv); /* runtime/tools/cmd_compare.c: cross-rank diff */
 int ls_cmd_trace(int argc, char **argv);   /* runtime/tools/cmd_trace.c: export traces */
 int ls_cmd_confirm(int argc, char **argv); /* runtime/tools/cmd_confirm.c: join lint + traces */
+int ls_cmd_rules(int argc, char **argv);   /* analyzer/rule_docs.c: list the lint rules */
+int ls_cmd_explain(int argc, char **argv); /* analyzer/rule_docs.c: one rule in full */
 
 #endif

@@ -14,6 +14,8 @@ int ls_cmd_lint(int argc, char **argv) {
                   "-DLOCKSTEP_ANALYZER=OFF); `lint` is unavailable\n");
   return 2;
 }
+int ls_cmd_rules(int argc, char **argv) { return ls_cmd_lint(argc, argv); }
+int ls_cmd_explain(int argc, char **argv) { return ls_cmd_lint(argc, argv); }
 #endif
 
 struct subcommand {
@@ -24,6 +26,8 @@ struct subcommand {
 
 static const struct subcommand subcommands[] = {
     {"lint", ls_cmd_lint, "find rank-divergent collectives and unbalanced groups in C/C++/CUDA sources"},
+    {"rules", ls_cmd_rules, "list the lint rules, one line each"},
+    {"explain", ls_cmd_explain, "explain one lint rule, with a bad and a good example"},
     {"run", ls_cmd_run, "run a command with liblockstep.so preloaded, writing one trace per rank"},
     {"compare", ls_cmd_compare, "align the ranks' traces and name the first divergence"},
     {"trace", ls_cmd_trace, "export traces as JSON or as a Perfetto/Chrome timeline"},

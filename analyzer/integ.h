@@ -1,0 +1,78 @@
+/* integ.h — the parts of `lockstep lint` that fit it into other people's workflows: rule
+ * documentation (rules/docs/lint_rules.json, the one description of each rule that the
+ * text output, SARIF, `lockstep rules` and `lockstep explain` all read), SARIF 2.1.0 output,
+ * baselines and per-rule selection, parallel parsing of a compilation database, and the
+ * progress line / run summary. Non-goal: any analysis; the checks live in checks.c. */
+#ifndef LOCKSTEP_INTEG_H
+#define LOCKSTEP_INTEG_H
+
+#include <stdio.h>
+
+#include <cjson/cJSON.h>
+
+#include "lint.h"
+
+/* ---- rule documentation ---- */
+typedef struct ls_rule_doc {
+  const char *id, *name, *shortd, *full, *help, *bad, *good;
+} ls_rule_doc;
+typedef struct ls_rule_docs {
+  ls_rule_doc *v; /* arena */
+  int n;
+  const char *path;
+} ls_rule_docs;
+/* The default rules directory: $LOCKSTEP_RULES_DIR, else the source tree's rules/ (when
+ * run from a build tree), else the installed one. Never NULL; may not exist. */
+const char *ls_rules_dir_default(void);
+/* Loads <rules dir>/docs/lint_rules.json into d (strings in a). On error prints
+ * `file[:line:col]: error: ...` and returns -1. */
+int ls_rule_docs_load(ls_rule_docs *d, ls_arena *a);
+const ls_rule_doc *ls_rule_doc_find(const ls_rule_docs *d, const char *id);
+/* Reads and parses a JSON file; NULL after printing `path[:line:col]: error: ...`.
+ * The caller owns the result (cJSON_Delete). `what` names the file's role in messages. */
+cJSON *ls_json_read_file(const char *path, const char *what);
+
+/* ---- policy: rule selection, warnings-as-errors, baseline, jobs, summary ---- */
+typedef struct ls_policy {
+  const char *enable, *disable, *werror; /* comma-separated rule ids (or "all") */
+  const char *baseline;
+  int baseline_write, jobs, summary, quiet;
+  /* results */
+  size_t baselined, absent, counted, wrote;
+  double t0;
+} ls_policy;
+/* Parses one option at argv[*i] (advancing *i over a separate value). Returns 1 when it was
+ * ours, 0 when not, -1 on a bad value (message printed). */
+int ls_policy_option(ls_policy *pol, int argc, char **argv, int *i);
+/* 1 when `rule` is in the comma-separated `list` (or the list says "all"); 0 for NULL. */
+int ls_rule_in_list(const char *list, const char *rule);
+/* Checks the rule lists against the documented rules; -1 (message printed) on an unknown id. */
+int ls_policy_validate(const ls_policy *pol, const ls_rule_docs *d);
+/* Drops disabled findings (in place), marks errors, applies the baseline (reading or
+ * writing it). -1 on a baseline file error (message printed). */
+int ls_policy_apply(ls_policy *pol, ls_arena *a, ls_vec *findings);
+
+/* ---- output ---- */
+/* SARIF 2.1.0: one run, the documented rules, results with related locations, partial
+ * fingerprints; baselined findings appear as suppressed results. */
+void ls_emit_sarif(FILE *out, ls_program *p, ls_vec *findings, const ls_rule_docs *d, const ls_policy *pol,
+                   int input_error);
+/* Emits findings in `format` (text, json, sarif), the summary, and returns the exit code. */
+int ls_report(ls_policy *pol, ls_arena *a, ls_program *p, ls_vec *findings, const char *format,
+              const ls_rule_docs *d, int input_error);
+
+/* ---- parallel parsing ---- */
+typedef struct ls_tu_job {
+  const char *file;
+  const char *const *args;
+  int nargs, cuda;
+} ls_tu_job;
+/* Parses every job into p with up to `jobs` threads (each with its own CXIndex); TUs are
+ * converted into p in job order, so results do not depend on scheduling. Shows a progress
+ * line on stderr when it is a terminal. Returns 1 if any TU could not be parsed at all. */
+int ls_parse_all(ls_program *p, const ls_tu_job *jobs, size_t njobs, const ls_parse_opts *o, int nthreads,
+                 int progress);
+
+double ls_now(void); /* monotonic seconds */
+
+#endif

@@ -1,0 +1,301 @@
+/* policy.c — adopting lint on an existing codebase: which rules run (--enable/--disable),
+ * which are errors (--warnings-as-errors), a baseline of accepted findings keyed by their
+ * stable fingerprints (--baseline: written when absent, compared otherwise) so only new
+ * findings fail CI, and the report step that prints in the chosen format and picks the exit
+ * code. Findings of an error rule always count, even when in the baseline. */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "integ.h"
+
+double ls_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+int ls_rule_in_list(const char *list, const char *rule) {
+  if (!list)
+    return 0;
+  size_t n = strlen(rule);
+  for (const char *p = list; *p;) {
+    size_t w = strcspn(p, ",");
+    if ((w == n && !strncmp(p, rule, n)) || (w == 3 && !strncmp(p, "all", 3)))
+      return 1;
+    p += w;
+    if (*p)
+      p++;
+  }
+  return 0;
+}
+
+static int starts(const char *s, const char *p) { return !strncmp(s, p, strlen(p)); }
+
+/* `--name=value` or `--name value`; NULL when argv[*i] is not this option */
+static const char *value_of(int argc, char **argv, int *i, const char *name, int *missing) {
+  const char *s = argv[*i];
+  size_t n = strlen(name);
+  if (strncmp(s, name, n))
+    return NULL;
+  if (s[n] == '=')
+    return s + n + 1;
+  if (s[n])
+    return NULL;
+  if (*i + 1 >= argc) {
+    fprintf(stderr, "lockstep lint: error: %s needs an argument\n", name);
+    *missing = 1;
+    return NULL;
+  }
+  return argv[++*i];
+}
+
+int ls_policy_option(ls_policy *pol, int argc, char **argv, int *i) {
+  const char *s = argv[*i], *v;
+  int missing = 0;
+  if (!strcmp(s, "--baseline-write")) {
+    pol->baseline_write = 1;
+    return 1;
+  }
+  if (!strcmp(s, "--summary")) {
+    pol->summary = 1;
+    return 1;
+  }
+  if (!strcmp(s, "-q") || !strcmp(s, "--quiet")) {
+    pol->quiet = 1;
+    return 1;
+  }
+  if ((v = value_of(argc, argv, i, "--baseline", &missing))) {
+    pol->baseline = v;
+    return 1;
+  }
+  if ((v = value_of(argc, argv, i, "--enable", &missing))) {
+    pol->enable = v;
+    return 1;
+  }
+  if ((v = value_of(argc, argv, i, "--disable", &missing))) {
+    pol->disable = v;
+    return 1;
+  }
+  if ((v = value_of(argc, argv, i, "--warnings-as-errors", &missing))) {
+    pol->werror = v;
+    return 1;
+  }
+  if (!missing && (v = value_of(argc, argv, i, "--jobs", &missing)) == NULL && !missing && starts(s, "-j")) {
+    if (s[2])
+      v = s + 2;
+    else if (*i + 1 < argc)
+      v = argv[++*i];
+    else {
+      fprintf(stderr, "lockstep lint: error: -j needs an argument\n");
+      return -1;
+    }
+  }
+  if (v) {
+    char *end;
+    long n = strtol(v, &end, 10);
+    if (*end || n < 1 || n > 256) {
+      fprintf(stderr, "lockstep lint: error: -j wants a number of threads from 1 to 256, not '%s'\n", v);
+      return -1;
+    }
+    pol->jobs = (int)n;
+    return 1;
+  }
+  return missing ? -1 : 0;
+}
+
+static int check_list(const char *opt, const char *list, const ls_rule_docs *d) {
+  if (!list)
+    return 0;
+  if (!*list) {
+    fprintf(stderr, "lockstep lint: error: %s needs a comma-separated list of rule ids\n", opt);
+    return -1;
+  }
+  for (const char *p = list; *p;) {
+    size_t w = strcspn(p, ",");
+    int ok = w == 3 && !strncmp(p, "all", 3);
+    for (int k = 0; k < d->n && !ok; k++)
+      ok = strlen(d->v[k].id) == w && !strncmp(p, d->v[k].id, w);
+    if (!ok) {
+      fprintf(stderr, "lockstep lint: error: %s: unknown rule '%.*s' (see `lockstep rules`)\n", opt, (int)w, p);
+      return -1;
+    }
+    p += w;
+    if (*p)
+      p++;
+  }
+  return 0;
+}
+
+int ls_policy_validate(const ls_policy *pol, const ls_rule_docs *d) {
+  return check_list("--enable", pol->enable, d) || check_list("--disable", pol->disable, d) ||
+                 check_list("--warnings-as-errors", pol->werror, d)
+             ? -1
+             : 0;
+}
+
+static int write_baseline(ls_policy *pol, ls_vec *findings) {
+  cJSON *root = cJSON_CreateObject();
+  cJSON_AddNumberToObject(root, "version", 1);
+  cJSON_AddStringToObject(root, "tool", "lockstep");
+  cJSON *arr = cJSON_AddArrayToObject(root, "findings");
+  for (size_t i = 0; i < findings->n; i++) {
+    ls_finding *f = findings->v[i];
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "fingerprint", f->fingerprint);
+    cJSON_AddStringToObject(o, "rule", f->rule);
+    cJSON_AddStringToObject(o, "file", f->file);
+    cJSON_AddNumberToObject(o, "line", f->line);
+    cJSON_AddStringToObject(o, "function", f->function ? f->function : "");
+    cJSON_AddStringToObject(o, "message", f->message);
+    cJSON_AddItemToArray(arr, o);
+    f->baselined = 1;
+  }
+  char *s = cJSON_Print(root);
+  cJSON_Delete(root);
+  /* write beside and rename, so an interrupted run never leaves half a baseline */
+  char *tmp = malloc(strlen(pol->baseline) + 16);
+  if (!s || !tmp)
+    abort();
+  sprintf(tmp, "%s.tmp", pol->baseline);
+  FILE *f = fopen(tmp, "w");
+  int ok = f && fprintf(f, "%s\n", s) >= 0;
+  if (f && fclose(f))
+    ok = 0;
+  if (ok && rename(tmp, pol->baseline))
+    ok = 0;
+  if (!ok) {
+    fprintf(stderr, "%s: error: cannot write the baseline\n", pol->baseline);
+    unlink(tmp);
+  }
+  free(tmp);
+  cJSON_free(s);
+  pol->wrote = findings->n + 1; /* nonzero even for an empty baseline */
+  return ok ? 0 : -1;
+}
+
+static int read_baseline(ls_policy *pol, ls_vec *findings) {
+  cJSON *root = ls_json_read_file(pol->baseline, "the baseline");
+  if (!root)
+    return -1;
+  cJSON *arr = cJSON_GetObjectItemCaseSensitive(root, "findings");
+  if (!cJSON_IsObject(root) || !cJSON_IsArray(arr)) {
+    fprintf(stderr, "%s: error: not a lockstep baseline (no \"findings\" array)\n", pol->baseline);
+    cJSON_Delete(root);
+    return -1;
+  }
+  int i = 0;
+  for (cJSON *e = arr->child; e; e = e->next, i++) {
+    cJSON *fp = cJSON_GetObjectItemCaseSensitive(e, "fingerprint");
+    if (!cJSON_IsString(fp)) {
+      fprintf(stderr, "%s: error: findings[%d]: \"fingerprint\" must be a string\n", pol->baseline, i);
+      cJSON_Delete(root);
+      return -1;
+    }
+    int found = 0;
+    for (size_t k = 0; k < findings->n; k++) {
+      ls_finding *f = findings->v[k];
+      if (!strcmp(f->fingerprint, fp->valuestring)) {
+        f->baselined = found = 1;
+      }
+    }
+    if (!found)
+      pol->absent++;
+  }
+  cJSON_Delete(root);
+  return 0;
+}
+
+int ls_policy_apply(ls_policy *pol, ls_arena *a, ls_vec *findings) {
+  (void)a;
+  size_t n = 0;
+  for (size_t i = 0; i < findings->n; i++) {
+    ls_finding *f = findings->v[i];
+    if ((pol->enable && !ls_rule_in_list(pol->enable, f->rule)) || ls_rule_in_list(pol->disable, f->rule))
+      continue;
+    f->error = ls_rule_in_list(pol->werror, f->rule);
+    findings->v[n++] = f;
+  }
+  findings->n = n;
+  if (pol->baseline) {
+    if (pol->baseline_write || access(pol->baseline, F_OK) != 0) {
+      if (write_baseline(pol, findings))
+        return -1;
+    } else if (read_baseline(pol, findings)) {
+      return -1;
+    }
+  }
+  for (size_t i = 0; i < findings->n; i++) {
+    ls_finding *f = findings->v[i];
+    if (f->baselined && !f->error)
+      pol->baselined++;
+    else
+      pol->counted++;
+  }
+  return 0;
+}
+
+static void summary(const ls_policy *pol, ls_program *p, ls_vec *shown) {
+  size_t nf = 0;
+  for (size_t i = 0; p && i < p->funcs.n; i++)
+    nf += ((ls_func *)p->funcs.v[i])->body != NULL;
+  fprintf(stderr, "lockstep lint: %zu TU%s, %zu function%s, %zu finding%s", p ? p->tus.n : 0,
+          p && p->tus.n == 1 ? "" : "s", nf, nf == 1 ? "" : "s", shown->n, shown->n == 1 ? "" : "s");
+  /* by rule, in first-seen order */
+  const char *sep = " (";
+  for (size_t i = 0; i < shown->n; i++) {
+    ls_finding *f = shown->v[i];
+    size_t j, c = 0;
+    for (j = 0; j < i && strcmp(((ls_finding *)shown->v[j])->rule, f->rule); j++)
+      ;
+    if (j < i)
+      continue;
+    for (size_t k = i; k < shown->n; k++)
+      c += !strcmp(((ls_finding *)shown->v[k])->rule, f->rule);
+    fprintf(stderr, "%s%s: %zu", sep, f->rule, c);
+    sep = ", ";
+  }
+  if (*sep == ',')
+    fputc(')', stderr);
+  fprintf(stderr, ", %.2f s\n", ls_now() - pol->t0);
+}
+
+int ls_report(ls_policy *pol, ls_arena *a, ls_program *p, ls_vec *findings, const char *format,
+              const ls_rule_docs *d, int input_error) {
+  ls_vec shown = {0};
+  size_t nerr = 0, nnew = 0;
+  for (size_t i = 0; i < findings->n; i++) {
+    ls_finding *f = findings->v[i];
+    if (!f->baselined || f->error) {
+      ls_vec_push(&shown, f);
+      nerr += f->error != 0;
+    }
+    nnew += !f->baselined;
+  }
+  if (!strcmp(format, "sarif")) {
+    ls_emit_sarif(stdout, p, findings, d, pol, input_error);
+  } else if (!strcmp(format, "json")) {
+    ls_emit_json(stdout, p, &shown);
+  } else {
+    ls_emit_text(stdout, a, &shown);
+    size_t nw = shown.n - nerr;
+    if (nw && nerr)
+      fprintf(stderr, "%zu warning%s and %zu error%s generated.\n", nw, nw == 1 ? "" : "s", nerr, nerr == 1 ? "" : "s");
+    else if (shown.n)
+      fprintf(stderr, "%zu %s%s generated.\n", shown.n, nerr ? "error" : "warning", shown.n == 1 ? "" : "s");
+  }
+  fflush(stdout);
+  if (pol->wrote)
+    fprintf(stderr, "lockstep lint: wrote %zu finding%s to the baseline %s\n", pol->wrote - 1,
+            pol->wrote == 2 ? "" : "s", pol->baseline);
+  else if (pol->baseline)
+    fprintf(stderr, "lockstep lint: %zu finding%s suppressed by the baseline %s; %zu new; %zu baseline entr%s no longer found\n",
+            pol->baselined, pol->baselined == 1 ? "" : "s", pol->baseline, nnew, pol->absent,
+            pol->absent == 1 ? "y" : "ies");
+  if (!pol->quiet && (pol->summary || pol->jobs > 1 || isatty(2)))
+    summary(pol, p, &shown);
+  int rc = input_error ? 2 : shown.n ? 1 : 0;
+  free(shown.v);
+  return rc;
+}

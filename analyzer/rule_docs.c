@@ -1,0 +1,219 @@
+/* rule_docs.c — the documentation of the lint rules, read from rules/docs/lint_rules.json
+ * (data, so the text output, SARIF, `lockstep rules` and `lockstep explain` cannot drift
+ * apart), and the `rules` / `explain` subcommands. Needs no libclang; lives with lint
+ * because only lint's rules are documented here. */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "commands.h"
+#include "integ.h"
+
+#ifndef LOCKSTEP_RULES_DIR_BUILD
+#define LOCKSTEP_RULES_DIR_BUILD ""
+#endif
+#ifndef LOCKSTEP_RULES_DIR_INSTALL
+#define LOCKSTEP_RULES_DIR_INSTALL ""
+#endif
+
+static int is_dir(const char *p) {
+  struct stat st;
+  return p && *p && stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+const char *ls_rules_dir_default(void) {
+  const char *env = getenv("LOCKSTEP_RULES_DIR");
+  if (is_dir(env))
+    return env;
+  /* an installed binary must not pick up a build tree that happens to exist */
+  return is_dir(LOCKSTEP_RULES_DIR_BUILD) ? LOCKSTEP_RULES_DIR_BUILD : LOCKSTEP_RULES_DIR_INSTALL;
+}
+
+cJSON *ls_json_read_file(const char *path, const char *what) {
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    fprintf(stderr, "%s: error: cannot read %s\n", path, what);
+    return NULL;
+  }
+  char *text = NULL;
+  size_t len = 0, cap = 0, n;
+  char buf[8192];
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0) {
+    if (len + n + 1 > cap) {
+      cap = (len + n + 1) * 2;
+      char *t = realloc(text, cap);
+      if (!t)
+        abort();
+      text = t;
+    }
+    memcpy(text + len, buf, n);
+    len += n;
+  }
+  int rerr = ferror(f);
+  fclose(f);
+  if (rerr) {
+    fprintf(stderr, "%s: error: cannot read %s\n", path, what);
+    free(text);
+    return NULL;
+  }
+  if (!text && !(text = calloc(1, 1)))
+    abort();
+  text[len] = 0;
+  /* cJSON's error position is global state: take it from return_parse_end instead */
+  const char *end = NULL;
+  cJSON *root = cJSON_ParseWithOpts(text, &end, 1);
+  if (!root) {
+    unsigned line = 1, col = 1;
+    const char *stop = end && end >= text && end <= text + len ? end : text + len;
+    for (const char *s = text; s < stop; s++) {
+      if (*s == '\n') {
+        line++;
+        col = 1;
+      } else {
+        col++;
+      }
+    }
+    fprintf(stderr, "%s:%u:%u: error: invalid JSON in %s\n", path, line, col, what);
+  }
+  free(text);
+  return root;
+}
+
+int ls_rule_docs_load(ls_rule_docs *d, ls_arena *a) {
+  const char *dir = ls_rules_dir_default();
+  char *path = ls_alloc(a, strlen(dir) + 32);
+  sprintf(path, "%s/docs/lint_rules.json", dir);
+  d->path = path;
+  cJSON *root = ls_json_read_file(path, "the rule documentation");
+  if (!root)
+    return -1;
+  int rc = -1;
+  cJSON *rules = cJSON_GetObjectItemCaseSensitive(root, "rules");
+  if (!cJSON_IsArray(rules) || !cJSON_GetArraySize(rules)) {
+    fprintf(stderr, "%s: error: \"rules\" must be a non-empty array\n", path);
+    goto out;
+  }
+  d->n = cJSON_GetArraySize(rules);
+  d->v = ls_alloc(a, (size_t)d->n * sizeof *d->v);
+  static const char *keys[] = {"id", "name", "short", "full", "help", "bad", "good"};
+  int i = 0;
+  for (cJSON *r = rules->child; r; r = r->next, i++) {
+    const char *val[7];
+    for (int k = 0; k < 7; k++) {
+      cJSON *s = cJSON_GetObjectItemCaseSensitive(r, keys[k]);
+      if (!cJSON_IsString(s) || !*s->valuestring) {
+        fprintf(stderr, "%s: error: rules[%d]: \"%s\" must be a non-empty string\n", path, i, keys[k]);
+        goto out;
+      }
+      val[k] = ls_strdup(a, s->valuestring);
+    }
+    d->v[i] = (ls_rule_doc){val[0], val[1], val[2], val[3], val[4], val[5], val[6]};
+  }
+  rc = 0;
+out:
+  cJSON_Delete(root);
+  return rc;
+}
+
+const ls_rule_doc *ls_rule_doc_find(const ls_rule_docs *d, const char *id) {
+  for (int i = 0; id && i < d->n; i++)
+    if (!strcmp(d->v[i].id, id))
+      return &d->v[i];
+  return NULL;
+}
+
+static void indent(FILE *out, const char *text, const char *pad) {
+  fputs(pad, out);
+  for (const char *s = text; *s; s++) {
+    fputc(*s, out);
+    if (*s == '\n' && s[1])
+      fputs(pad, out);
+  }
+  fputc('\n', out);
+}
+
+/* Wraps prose at 80 columns for the terminal; the data keeps one paragraph per string. */
+static void wrap(FILE *out, const char *text, const char *pad) {
+  size_t col = 0, padn = strlen(pad);
+  const char *s = text;
+  while (*s) {
+    while (*s == ' ')
+      s++;
+    size_t w = strcspn(s, " ");
+    if (!w)
+      break;
+    if (col && col + 1 + w > 80) {
+      fputc('\n', out);
+      col = 0;
+    }
+    if (!col) {
+      fputs(pad, out);
+      col = padn;
+    } else {
+      fputc(' ', out);
+      col++;
+    }
+    fwrite(s, 1, w, out);
+    col += w;
+    s += w;
+  }
+  fputc('\n', out);
+}
+
+int ls_cmd_rules(int argc, char **argv) {
+  if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+    puts("usage: lockstep rules\n\nLists the lint rules, one line each. `lockstep explain RULE-ID` shows one in full.");
+    return 0;
+  }
+  if (argc > 1) {
+    fprintf(stderr, "lockstep rules: error: unexpected argument '%s'\n", argv[1]);
+    return 2;
+  }
+  ls_arena *a = ls_arena_new();
+  ls_rule_docs d = {0};
+  int rc = 2;
+  if (ls_rule_docs_load(&d, a) == 0) {
+    for (int i = 0; i < d.n; i++)
+      printf("%-27s %s\n", d.v[i].id, d.v[i].shortd);
+    rc = 0;
+  }
+  ls_arena_free(a);
+  return rc;
+}
+
+int ls_cmd_explain(int argc, char **argv) {
+  if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+    puts("usage: lockstep explain RULE-ID\n\nShows what a lint rule finds, why it matters, how to fix it, and a\n"
+         "short bad/good example. `lockstep rules` lists the rule ids.");
+    return 0;
+  }
+  if (argc != 2) {
+    fprintf(stderr, "usage: lockstep explain RULE-ID (see `lockstep rules`)\n");
+    return 2;
+  }
+  ls_arena *a = ls_arena_new();
+  ls_rule_docs d = {0};
+  int rc = 2;
+  if (ls_rule_docs_load(&d, a) == 0) {
+    const ls_rule_doc *r = ls_rule_doc_find(&d, argv[1]);
+    if (!r) {
+      fprintf(stderr, "lockstep explain: error: unknown rule '%s'; known rules:", argv[1]);
+      for (int i = 0; i < d.n; i++)
+        fprintf(stderr, " %s", d.v[i].id);
+      fputc('\n', stderr);
+    } else {
+      printf("%s: %s\n\n", r->id, r->shortd);
+      wrap(stdout, r->full, "");
+      printf("\nHow to fix:\n");
+      wrap(stdout, r->help, "  ");
+      printf("\nBad:\n");
+      indent(stdout, r->bad, "    ");
+      printf("\nGood:\n");
+      indent(stdout, r->good, "    ");
+      printf("\nSuppress one finding with `// lockstep: ignore(%s) reason` on its line or the line above.\n", r->id);
+      rc = 0;
+    }
+  }
+  ls_arena_free(a);
+  return rc;
+}

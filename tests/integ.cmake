@@ -1,0 +1,15 @@
+# tests/integ.cmake — lockstep where it is used: SARIF validated with the real jsonschema,
+# rule docs (`rules`, `explain`), baselines and rule selection, pre-commit with the real
+# framework, compilation databases from CMake and bear, -j, and `cmake --install`.
+# Python tools come from PyPI into one venv in the build tree (fixture integ.venv).
+set(_ig ${CMAKE_CURRENT_SOURCE_DIR}/integ)
+set(_ig_venv ${CMAKE_CURRENT_BINARY_DIR}/integ-venv)
+add_test(NAME integ.venv COMMAND bash ${_ig}/pyvenv.sh ${_ig_venv} jsonschema pre-commit)
+set_tests_properties(integ.venv PROPERTIES TIMEOUT 300 FIXTURES_SETUP integ_venv LABELS integ)
+
+if(LOCKSTEP_ANALYZER AND TARGET lockstep)
+  add_test(NAME integ.sarif
+           COMMAND bash ${_ig}/sarif_test.sh $<TARGET_FILE:lockstep> ${_ig_venv} ${PROJECT_SOURCE_DIR}
+                   ${CMAKE_CURRENT_BINARY_DIR}/integ_sarif)
+  set_tests_properties(integ.sarif PROPERTIES TIMEOUT 180 FIXTURES_REQUIRED integ_venv LABELS integ)
+endif()
