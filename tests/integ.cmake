@@ -13,3 +13,10 @@ if(LOCKSTEP_ANALYZER AND TARGET lockstep)
                    ${CMAKE_CURRENT_BINARY_DIR}/integ_sarif)
   set_tests_properties(integ.sarif PROPERTIES TIMEOUT 180 FIXTURES_REQUIRED integ_venv LABELS integ)
 endif()
+
+if(LOCKSTEP_ANALYZER AND TARGET lockstep)
+  add_test(NAME integ.adopt
+           COMMAND bash ${_ig}/adopt_test.sh $<TARGET_FILE:lockstep> ${PROJECT_SOURCE_DIR}
+                   ${CMAKE_CURRENT_BINARY_DIR}/integ_adopt)
+  set_tests_properties(integ.adopt PROPERTIES TIMEOUT 180 LABELS integ)
+endif()
