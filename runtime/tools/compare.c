@@ -590,9 +590,9 @@ static void per_call(struct ls_compare *c, const struct ls_trace_set *set, const
     for (uint64_t i = 0; i < t->nrecords; i++) {
       const struct ls_trace_record *r = &t->records[i];
       struct ls_ref ref = {t, r};
-      unsigned kind = ls_trace_api_kind(t, r), family = t->apis[r->api].family;
-      if (r->state == LS_REC_FREE)
+      if (r->state == LS_REC_FREE) /* its api index is unchecked: never look it up */
         continue;
+      unsigned kind = ls_trace_api_kind(t, r), family = t->apis[r->api].family;
       char call[256], v[64], v2[64];
       ls_format_call(db, ref, call, sizeof call);
       int rank = ls_ref_rank(set, ref);
