@@ -698,8 +698,10 @@ static int cmp_div(const void *a, const void *b) {
 
 int ls_compare_run(const struct ls_trace_set *set, const struct ls_apidb *db, struct ls_compare *out) {
   memset(out, 0, sizeof *out);
-  if (build_comms(set, out))
+  if (build_comms(set, out)) {
+    ls_compare_free(out); /* callers get nothing to free on failure (export goes on without it) */
     return -1;
+  }
   for (size_t ti = 0; ti < set->n; ti++)
     if (set->traces[ti].partial)
       note(out, "%s: the trace is partial: %llu calls were not recorded (capacity %llu)", set->traces[ti].path,
