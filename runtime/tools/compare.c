@@ -198,7 +198,8 @@ static int build_comms(const struct ls_trace_set *set, struct ls_compare *c) {
   free(keys);
   if (bad)
     return -1;
-  qsort(c->comms, c->ncomms, sizeof *c->comms, cmp_comm);
+  if (c->ncomms) /* qsort(NULL, 0) is undefined */
+    qsort(c->comms, c->ncomms, sizeof *c->comms, cmp_comm);
   for (size_t i = 0; i < c->ncomms; i++) {
     struct ls_comm *cm = &c->comms[i];
     char id[40];
