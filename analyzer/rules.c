@@ -105,6 +105,8 @@ static int load_fn(ls_rules *r, ls_arena *a, struct ctx *c, const cJSON *fn, ls_
     if (!strcmp(kind, kind_names[i].name))
       out->kind = kind_names[i].kind;
   out->op = ls_strdup(a, op ? op : name);
+  /* Before any early return: 0 would name argument 0 as the in-place buffer. */
+  out->in_place_buf = out->in_place_count = out->in_place_dtype = -1;
   const cJSON *args = cJSON_GetObjectItemCaseSensitive(fn, "args");
   if (!args) {
     if (out->kind == LS_KIND_COLLECTIVE || out->kind == LS_KIND_P2P)
@@ -137,7 +139,6 @@ static int load_fn(ls_rules *r, ls_arena *a, struct ctx *c, const cJSON *fn, ls_
     i++;
   }
   c->key[base] = 0;
-  out->in_place_buf = out->in_place_count = out->in_place_dtype = -1;
   const cJSON *ip = cJSON_GetObjectItemCaseSensitive(fn, "in_place");
   if (ip) {
     if (!cJSON_IsObject(ip))
