@@ -1,0 +1,104 @@
+/* fuzz_rules.c — libFuzzer harness for both readers of rules files: the analyzer's
+ * loader (analyzer/rules.c, `lockstep lint --rules FILE`) and the trace tools' apidb
+ * (runtime/tools/apidb.c, which reads every *.json of $LOCKSTEP_RULES_DIR). The input
+ * is the file's text. A rejected file must be named, with line:col for bad JSON or
+ * the key path for a bad value; apidb never fails, but its note names file and byte. */
+#include "fuzz_common.h"
+
+#include <sys/stat.h>
+
+#include "apidb.h"
+#include "lint.h"
+
+/* enum ls_api_family of trace_format.h (not included: its kind enum clashes with lint.h's). */
+#define FZ_FAMILY_LAST 3
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static char rules_dir[64];
+static char rules_file[96];
+
+int LLVMFuzzerInitialize(int *argc, char ***argv) {
+  (void)argc;
+  (void)argv;
+  fz_init_io();
+  /* apidb finds rules by directory: a private one whose nccl.json is the input. */
+  snprintf(rules_dir, sizeof rules_dir, "/tmp/lockstep-fuzz-rules.%d", (int)getpid());
+  mkdir(rules_dir, 0700);
+  snprintf(rules_file, sizeof rules_file, "%s/nccl.json", rules_dir);
+  setenv("LOCKSTEP_RULES_DIR", rules_dir, 1);
+  return 0;
+}
+
+static void check_lint_loader(const uint8_t *data, size_t size) {
+  struct fz_file f;
+  fz_file_open(&f, data, size);
+  ls_arena *a = ls_arena_new();
+  ls_rules r;
+  memset(&r, 0, sizeof r);
+  fz_capture_begin();
+  int rc = ls_rules_load(&r, a, f.path);
+  const char *msg = fz_capture_end();
+  if (rc != 0) {
+    size_t n = strlen(f.path);
+    if (strncmp(msg, f.path, n) != 0 || (msg[n] != ':'))
+      fz_contract("a rejected rules file is not named at the start of the error", msg);
+    if (!strstr(msg, "error: "))
+      fz_contract("a rejected rules file's message is not an error", msg);
+  } else {
+    /* Use what was loaded the way lint does. */
+    for (int i = 0; i < r.nfns; i++) {
+      const ls_rule_fn *fn = ls_rules_fn(&r, r.fns[i].name);
+      if (!fn || !fn->op || !fn->kind_name)
+        fz_contract("a loaded function cannot be looked up", r.fns[i].name);
+      for (int k = 0; k < fn->nargs; k++)
+        if (fn->roles[k] > LS_ROLE_OTHER)
+          fz_contract("role out of range", fn->name);
+      if (fn->in_place_buf >= fn->nargs || fn->in_place_count >= fn->nargs || fn->in_place_dtype >= fn->nargs)
+        fz_contract("in_place index past the arguments", fn->name);
+    }
+    for (int i = 0; i < r.nsrcs; i++)
+      for (int k = 0; k < r.srcs[i].nvalues; k++)
+        (void)strlen(r.srcs[i].values[k]);
+    for (int i = 0; i < r.nnoreturn; i++)
+      (void)ls_rules_noreturn(&r, r.noreturn[i]);
+  }
+  free(r.fns);
+  free(r.srcs);
+  free(r.noreturn);
+  ls_arena_free(a);
+  fz_file_close(&f);
+}
+
+static void check_apidb(const uint8_t *data, size_t size) {
+  FILE *f = fopen(rules_file, "wb");
+  if (!f || fwrite(data, 1, size, f) != size || fclose(f) != 0)
+    abort();
+  struct ls_apidb db;
+  fz_capture_begin();
+  ls_apidb_load(&db);
+  const char *msg = fz_capture_end();
+  if (strstr(msg, "invalid JSON") && (!strstr(msg, rules_file) || !strstr(msg, "byte ")))
+    fz_contract("apidb's note on a broken rules file does not name the file and byte", msg);
+  static const char *const apis[] = {"ncclAllReduce", "ncclBcast", "MPI_Send", "x"};
+  static const char *const which[] = {"result", "dtype", "redop", "nope"};
+  static const int64_t values[] = {0, 1, 7, -1, INT64_MAX, INT64_MIN};
+  for (size_t i = 0; i < sizeof apis / sizeof apis[0]; i++)
+    (void)strlen(ls_apidb_op(&db, apis[i]));
+  for (unsigned fam = 0; fam <= FZ_FAMILY_LAST; fam++)
+    for (size_t w = 0; w < sizeof which / sizeof which[0]; w++)
+      for (size_t v = 0; v < sizeof values / sizeof values[0]; v++) {
+        const char *name = ls_apidb_enum_name(&db, fam, which[w], values[v]);
+        if (name)
+          (void)strlen(name);
+        (void)ls_apidb_rc_ok(&db, fam, values[v]);
+      }
+  ls_apidb_free(&db);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  check_lint_loader(data, size);
+  check_apidb(data, size);
+  return 0;
+}
