@@ -48,6 +48,8 @@ static const char usage_text[] =
     "  --verify          check the findings against the // expected-warning{{rule}}\n"
     "                    annotations in each FILE; exit 1 on any mismatch\n"
     "  --cuda-path=DIR   CUDA toolkit used for .cu files (default /usr/local/cuda)\n"
+    "  --extra-arg=FLAG  add a compiler flag (also to -p entries); for hooks that append\n"
+    "                    the FILEs after the options, such as pre-commit\n"
     "  --enable=RULES    report only these rules (comma-separated ids)\n"
     "  --disable=RULES   do not report these rules\n"
     "  --warnings-as-errors=RULES\n"
@@ -287,6 +289,8 @@ static int lint_main(int argc, char **argv) {
       cdb = s + 2;
     } else if (!strcmp(s, "--verify")) {
       verify = 1;
+    } else if (starts(s, "--extra-arg=")) { /* compiler flag before the FILEs (pre-commit appends them) */
+      ls_vec_push(&flags, (void *)(s + 12));
     } else if ((pr = ls_policy_option(&pol, argc, argv, &i)) != 0) {
       if (pr < 0)
         goto usage;
@@ -351,6 +355,9 @@ static int lint_main(int argc, char **argv) {
   if (cdb) {
     if (load_cdb(a, cdb, (char **)files.v, (int)files.n, &inputs))
       goto out;
+    for (size_t k = 0; k < inputs.n; k++)
+      for (size_t j = 0; j < flags.n; j++)
+        ls_vec_push(&((struct input *)inputs.v[k])->args, flags.v[j]);
   } else {
     for (size_t k = 0; k < files.n; k++) {
       struct input *in = ls_alloc(a, sizeof *in);

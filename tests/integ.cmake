@@ -20,3 +20,10 @@ if(LOCKSTEP_ANALYZER AND TARGET lockstep)
                    ${CMAKE_CURRENT_BINARY_DIR}/integ_adopt)
   set_tests_properties(integ.adopt PROPERTIES TIMEOUT 180 LABELS integ)
 endif()
+
+if(LOCKSTEP_ANALYZER AND TARGET lockstep)
+  add_test(NAME integ.pre_commit
+           COMMAND bash ${_ig}/precommit_test.sh $<TARGET_FILE:lockstep> ${_ig_venv} ${PROJECT_SOURCE_DIR}
+                   ${CMAKE_CURRENT_BINARY_DIR}/integ_pre_commit)
+  set_tests_properties(integ.pre_commit PROPERTIES TIMEOUT 300 FIXTURES_REQUIRED integ_venv LABELS integ)
+endif()
