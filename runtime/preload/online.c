@@ -4,7 +4,7 @@
  * a timeout, and without any barrier: the application threads are not involved, the
  * watchdog publishes from the trace on its own thread.
  *
- * File: $LOCKSTEP_ONLINE_DIR (default /dev/shm)/lockstep-<comm id>.fp, mode 0600,
+ * File: $LOCKSTEP_ONLINE_DIR (default /dev/shm)/lockstep-<job key>-<comm id>.fp, 0600,
  * sparse: a header and one row of LS_FP_SLOTS fingerprints per communicator rank,
  * slot = collective index % LS_FP_SLOTS, each published seqlock-style (tag 0, fields, tag seq+1).
  * Ranks on other hosts are simply absent; `lockstep compare` still sees everything.
@@ -42,6 +42,7 @@ struct ls_fp_header {
   uint64_t comm_id;
   int32_t size;
   int32_t pad;
+  uint64_t apis; /* g_apis of the creator; a file of another build is not used */
 };
 
 struct ls_online_comm {
@@ -64,10 +65,38 @@ static pthread_mutex_t g_online_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t g_free_index = UINT64_MAX;
 static unsigned g_free_ticks;
 
+static uint64_t g_job; /* key shared by the ranks of one job run, see job_key() */
+static uint64_t g_apis; /* hash of the api table: ranks must number apis alike */
+
+/* Communicator ids of MPI_COMM_WORLD & co. are the same in every job, and files of
+ * a killed run stay behind: the file name also carries what the ranks of one run
+ * share and other runs do not — the trace directory and the launcher's job ids. */
+static uint64_t job_key(void) {
+  const char *dir = getenv("LOCKSTEP_TRACE_DIR");
+  char real[4096];
+  if (!dir || !*dir)
+    dir = "lockstep-traces";
+  if (realpath(dir, real))
+    dir = real;
+  uint64_t h = ls_hash_bytes(0x6a6f62, dir, strlen(dir));
+  static const char *const ids[] = {"PMIX_NAMESPACE", "OMPI_MCA_ess_base_jobid",
+                                    "OMPI_MCA_orte_ess_jobid", "SLURM_JOB_ID", "SLURM_STEP_ID",
+                                    "TORCHELASTIC_RUN_ID", "MASTER_ADDR", "MASTER_PORT", NULL};
+  for (const char *const *e = ids; *e; e++) {
+    const char *v = getenv(*e);
+    if (v)
+      h = ls_hash_bytes(h, v, strlen(v) + 1);
+  }
+  return h;
+}
+
 static int online_on(void) {
   if (!g_state) {
     const char *v = getenv("LOCKSTEP_ONLINE");
     g_state = v && !strcmp(v, "0") ? -1 : 1;
+    g_job = job_key();
+    for (uint16_t a = 0; ls_api_desc_of(a); a++)
+      g_apis = ls_hash_bytes(g_apis, ls_api_desc_of(a)->name, strlen(ls_api_desc_of(a)->name) + 1);
   }
   return g_state > 0;
 }
@@ -90,7 +119,8 @@ static struct ls_online_comm *comm_for(uint64_t id, int rank, int size) {
   const char *dir = getenv("LOCKSTEP_ONLINE_DIR");
   if (!dir || !*dir)
     dir = "/dev/shm";
-  snprintf(oc->path, sizeof oc->path, "%s/lockstep-%016llx.fp", dir, (unsigned long long)id);
+  snprintf(oc->path, sizeof oc->path, "%s/lockstep-%016llx-%016llx.fp", dir,
+           (unsigned long long)g_job, (unsigned long long)id);
   size_t sz = 4096 + (size_t)size * LS_FP_SLOTS * sizeof(struct ls_fp);
   int fd = open(oc->path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0)
@@ -119,10 +149,20 @@ static struct ls_online_comm *comm_for(uint64_t id, int rank, int size) {
   oc->map = m;
   oc->map_size = sz;
   struct ls_fp_header *h = m;
-  if (__atomic_load_n(&h->magic, __ATOMIC_ACQUIRE) == 0) {
+  uint64_t zero = 0;
+  if (__atomic_compare_exchange_n(&h->magic, &zero, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
     h->comm_id = id;
     h->size = size;
+    h->apis = g_apis;
     __atomic_store_n(&h->magic, LS_FP_MAGIC, __ATOMIC_RELEASE);
+  }
+  for (int spin = 0; __atomic_load_n(&h->magic, __ATOMIC_ACQUIRE) == 1 && spin < 1000; spin++)
+    usleep(100); /* another rank is writing the header */
+  if (__atomic_load_n(&h->magic, __ATOMIC_ACQUIRE) != LS_FP_MAGIC || h->comm_id != id ||
+      h->size != size || h->apis != g_apis) {
+    munmap(m, sz); /* not ours to share: stay silent rather than compare apples and pears */
+    oc->map = NULL;
+    return NULL;
   }
   return oc;
 }
