@@ -4,7 +4,8 @@
  * a timeout, and without any barrier: the application threads are not involved, the
  * watchdog publishes from the trace on its own thread.
  *
- * File: $LOCKSTEP_ONLINE_DIR (default /dev/shm)/lockstep-<job key>-<comm id>.fp, 0600,
+ * File: $LOCKSTEP_ONLINE_DIR (default: the trace directory)/online-<host>-<job key>-
+ * <comm id>.fp, 0600,
  * sparse: a header and one row of LS_FP_SLOTS fingerprints per communicator rank,
  * slot = collective index % LS_FP_SLOTS, each published seqlock-style (tag 0, fields, tag seq+1).
  * Ranks on other hosts are simply absent; `lockstep compare` still sees everything.
@@ -116,10 +117,15 @@ static struct ls_online_comm *comm_for(uint64_t id, int rank, int size) {
   oc->id = id; /* remembered even if mapping fails, so it is tried once */
   oc->rank = rank;
   oc->size = size;
+  /* Default: the trace directory, so what a killed run leaves behind goes away with its
+   * traces. The host is in the name: ranks elsewhere sharing that directory over a
+   * network filesystem must not share the mapping (it is not coherent across hosts). */
   const char *dir = getenv("LOCKSTEP_ONLINE_DIR");
   if (!dir || !*dir)
-    dir = "/dev/shm";
-  snprintf(oc->path, sizeof oc->path, "%s/lockstep-%016llx-%016llx.fp", dir,
+    dir = getenv("LOCKSTEP_TRACE_DIR");
+  if (!dir || !*dir)
+    dir = "lockstep-traces";
+  snprintf(oc->path, sizeof oc->path, "%s/online-%s-%016llx-%016llx.fp", dir, ls_g.hdr->hostname,
            (unsigned long long)g_job, (unsigned long long)id);
   size_t sz = 4096 + (size_t)size * LS_FP_SLOTS * sizeof(struct ls_fp);
   int fd = open(oc->path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
@@ -131,7 +137,7 @@ static struct ls_online_comm *comm_for(uint64_t id, int rank, int size) {
     return NULL;
   }
   /* Reserve this rank's row (and the header) so publishing cannot SIGBUS on a full
-   * /dev/shm; other rows are only read where their owners wrote them. */
+   * disk; other rows are only read where their owners wrote them. */
   if (fallocate(fd, 0, 0, 4096) != 0 && errno == ENOSPC) {
     close(fd);
     return NULL;
