@@ -1,6 +1,7 @@
 # tests/mpi.cmake — MPI end to end under real Open MPI ranks (4, as root, oversubscribed):
 # per fixtures/mpi/ program, `lockstep lint --verify` against its annotations and a run
-# whose `lockstep compare` must match its RUNTIME line; plus programs proving that the
+# whose `lockstep compare` must match its RUNTIME line and whose traces `lockstep confirm`
+# must find confirming every lint finding; plus programs proving that the
 # PMPI wrappers pass return codes through and complete requests in every wait call.
 if(NOT LOCKSTEP_MPI OR NOT TARGET lockstep OR NOT TARGET lockstep_preload)
   return()
@@ -31,7 +32,8 @@ foreach(_d ${MPI_C_INCLUDE_DIRS})
   list(APPEND _mpi_lint_flags -I${_d})
 endforeach()
 set(_mpi_bin ${CMAKE_CURRENT_BINARY_DIR}/mpi)
-set(_mpi_env "LS_MPIRUN=${_mpi_run}")
+string(REPLACE ";" " " _mpi_lint_flags_str "${_mpi_lint_flags}")
+set(_mpi_env "LS_MPIRUN=${_mpi_run}" "LS_LINT_FLAGS=${_mpi_lint_flags_str}")
 
 file(GLOB _mpi_fixtures CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/fixtures/mpi/*.c)
 foreach(_fx ${_mpi_fixtures})
@@ -54,7 +56,10 @@ foreach(_fx ${_mpi_fixtures})
 
   set(_flags)
   if(_name IN_LIST LOCKSTEP_MPI_WATCHDOG)
-    set(_flags --watchdog)
+    list(APPEND _flags --watchdog)
+  endif()
+  if(LOCKSTEP_ANALYZER AND NOT _name IN_LIST LOCKSTEP_MPI_LINT_KNOWN_TO_FAIL)
+    list(APPEND _flags --confirm) # lint's findings must be confirmed by this very run
   endif()
   add_test(NAME mpi.run.${_name}
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/mpi/run_fixture.py
