@@ -28,7 +28,38 @@ struct ctx {
   ls_vec *findings;
   ls_func *f;
   unsigned gen;
+  ls_finding **seen; /* open-addressing set of findings by (rule, file, line, col) */
+  size_t seencap;
+  int budget;        /* blocks a report walk may still visit */
 };
+
+static uint64_t finding_key(const char *rule, const char *file, unsigned line, unsigned col) {
+  uint64_t h = ls_hash_str(ls_hash_str(0, rule), file);
+  return (h ^ line) * 1099511628211ull ^ col;
+}
+
+static void seen_insert(struct ctx *c, ls_finding *f) {
+  if (2 * (c->findings->n + 1) > c->seencap) {
+    size_t nc = c->seencap ? 2 * c->seencap : 256;
+    ls_finding **ns = calloc(nc, sizeof *ns);
+    if (!ns)
+      abort();
+    for (size_t i = 0; i < c->seencap; i++)
+      if (c->seen[i]) {
+        size_t j = finding_key(c->seen[i]->rule, c->seen[i]->file, c->seen[i]->line, c->seen[i]->col) & (nc - 1);
+        while (ns[j])
+          j = (j + 1) & (nc - 1);
+        ns[j] = c->seen[i];
+      }
+    free(c->seen);
+    c->seen = ns;
+    c->seencap = nc;
+  }
+  size_t j = finding_key(f->rule, f->file, f->line, f->col) & (c->seencap - 1);
+  while (c->seen[j])
+    j = (j + 1) & (c->seencap - 1);
+  c->seen[j] = f;
+}
 
 /* ---- normalized argument text (fingerprint expressions) ---- */
 struct sbuf { char *s; size_t n, cap; };
@@ -265,7 +296,7 @@ static struct seq seq_of(struct ctx *c, ls_block *k) {
 }
 
 /* ---- flat event lists for reporting ---- */
-#define MAXEV 64
+#define MAXEV 16
 struct evlist { ls_node *v[MAXEV]; int n; int exited; };
 
 static int is_stop(ls_block *k, ls_block **stops, int nstops) {
@@ -277,7 +308,9 @@ static int is_stop(ls_block *k, ls_block **stops, int nstops) {
 
 static void walk(struct ctx *c, ls_block *k, ls_block **stops, int nstops, struct evlist *out, int p2p) {
   ls_func *f = c->f;
-  while (k && !is_stop(k, stops, nstops) && k->mark != c->gen) {
+  /* a report needs the first few collectives of each side: the walk is bounded so that
+   * many rank-dependent exits in one long function stay linear */
+  while (k && !is_stop(k, stops, nstops) && k->mark != c->gen && out->n < MAXEV && c->budget-- > 0) {
     if (k == f->exit || k == f->abort_blk || k == f->vexit || k == f->killall) {
       out->exited = 1;
       return;
@@ -328,11 +361,12 @@ static ls_loc *mkloc(ls_program *p, const char *file, unsigned line, unsigned co
 
 static ls_finding *add_finding(struct ctx *c, const char *rule, const char *file, unsigned line, unsigned col,
                                const char *msg) {
-  for (size_t i = 0; i < c->findings->n; i++) {
-    ls_finding *o = c->findings->v[i];
-    if (o->line == line && o->col == col && !strcmp(o->rule, rule) && !strcmp(o->file, file))
-      return NULL; /* one finding per place and rule */
-  }
+  if (c->seencap)
+    for (size_t j = finding_key(rule, file, line, col) & (c->seencap - 1); c->seen[j]; j = (j + 1) & (c->seencap - 1)) {
+      ls_finding *o = c->seen[j];
+      if (o->line == line && o->col == col && !strcmp(o->rule, rule) && !strcmp(o->file, file))
+        return NULL; /* one finding per place and rule */
+    }
   ls_finding *f = ls_alloc(c->p->arena, sizeof *f);
   f->rule = rule;
   f->file = file;
@@ -340,6 +374,7 @@ static ls_finding *add_finding(struct ctx *c, const char *rule, const char *file
   f->col = col;
   f->function = c->f->name;
   f->message = ls_strdup(c->p->arena, msg);
+  seen_insert(c, f);
   ls_vec_push(c->findings, f);
   return f;
 }
@@ -408,8 +443,10 @@ static void check_branch(struct ctx *c, ls_block *b) {
   /* b itself is not marked: a path that loops back through b issues b's calls again */
   ls_block *stops[1] = {P};
   c->gen++;
+  c->budget = 256;
   walk(c, b->succ[ia], stops, 1, &la, 0);
   c->gen++;
+  c->budget = 256;
   walk(c, b->succ[ib], stops, 1, &lb, 0);
   uint64_t ta = 0, tb = 0;
   int i = 0;
@@ -581,8 +618,10 @@ static void check_groups(struct ctx *c, ls_vec *p2p_cands) {
         int req = 0;
         for (int a = 0; a < n->ent->rule->nargs; a++)
           req |= n->ent->rule->roles[a] == LS_ROLE_REQUEST;
-        if (!req)
+        if (!req) {
           ls_vec_push(p2p_cands, n);
+          ls_vec_push(p2p_cands, k); /* pairs: call, its block */
+        }
       }
     }
   }
@@ -661,20 +700,7 @@ static void check_groups(struct ctx *c, ls_vec *p2p_cands) {
 }
 
 /* ---- ungrouped p2p ---- */
-static ls_block *block_of(ls_func *f, ls_node *n) {
-  for (int b = 0; b < f->nblocks; b++)
-    for (int i = 0; i < f->blocks[b]->nitems; i++)
-      if (f->blocks[b]->items[i] == n)
-        return f->blocks[b];
-  return NULL;
-}
 
-static int in_vec(ls_vec *v, void *p) {
-  for (size_t i = 0; i < v->n; i++)
-    if (v->v[i] == p)
-      return 1;
-  return 0;
-}
 
 static void report_p2p(struct ctx *c, ls_node *n, ls_node *other, const char *why) {
   char msg[512];
@@ -697,10 +723,10 @@ static void check_p2p(struct ctx *c, ls_vec *cands) {
     return;
   /* unconditional ones: every rank runs the same order */
   ls_node *first = NULL, *other = NULL;
-  for (size_t i = 0; i < cands->n; i++) {
+  for (size_t i = 0; i + 1 < cands->n; i += 2) {
     ls_node *n = cands->v[i];
-    ls_block *k = block_of(f, n);
-    if (!k || k->cdep)
+    ls_block *k = cands->v[i + 1];
+    if (k->cdep)
       continue;
     if (!first)
       first = n;
@@ -710,9 +736,15 @@ static void check_p2p(struct ctx *c, ls_vec *cands) {
   if (first && other)
     report_p2p(c, first, other, "issued in the same order by every rank");
   /* under rank-dependent branches: every side starting with the same operation */
+  char *dep = calloc((size_t)f->nblocks, 1); /* branches some candidate depends on */
+  if (!dep)
+    abort();
+  for (size_t i = 1; i < cands->n; i += 2)
+    if (((ls_block *)cands->v[i])->cdep)
+      dep[((ls_block *)cands->v[i])->cdep->id] = 1;
   for (int b = 0; b < f->nblocks; b++) {
     ls_block *k = f->blocks[b];
-    if (!k->cond_taint || k->nsucc < 2)
+    if (!k->cond_taint || k->nsucc < 2 || !dep[k->id])
       continue;
     const char *op0 = NULL;
     int same = 1, mixed = 0, sides = 0;
@@ -722,11 +754,15 @@ static void check_p2p(struct ctx *c, ls_vec *cands) {
       ls_block *stops[1] = {k->ipdom};
       c->gen++;
       k->mark = c->gen;
+      c->budget = 256;
       walk(c, k->succ[s], stops, 1, &l, 1);
       int n = 0;
       ls_node *fst = NULL;
       for (int i = 0; i < l.n; i++) {
-        if (!in_vec(cands, l.v[i]))
+        int cand = 0;
+        for (size_t j = 0; j + 1 < cands->n && !cand; j += 2)
+          cand = cands->v[j] == l.v[i];
+        if (!cand)
           continue;
         if (!fst)
           fst = l.v[i];
@@ -750,6 +786,7 @@ static void check_p2p(struct ctx *c, ls_vec *cands) {
     if (sides >= 2 && same && mixed && at)
       report_p2p(c, at, oth, "every side of the rank-dependent branch starts with it");
   }
+  free(dep);
 }
 
 /* ---- flow-sensitive rank dependence of locals ----
@@ -839,17 +876,28 @@ static void fs_step(ls_program *p, ls_node *n, uint64_t *st, const ls_origin *im
   }
 }
 
-static void fs_items(ls_node *n, struct fs *x) {
-  if (n->kind == CXCursor_VarDecl)
-    fs_cand(x, n->ent);
-  if ((n->kind == CXCursor_BinaryOperator || n->kind == CXCursor_CompoundAssignOperator) && n->nkids == 2) {
+/* Only locals that something can make uniform again need a bit: a write of a value that
+ * is uniform (flow-insensitively) or a collective's receive buffer. Every other local keeps
+ * its whole-program fact, so the bitsets stay small however long the function is. */
+static void fs_items(ls_program *p, ls_node *n, struct fs *x) {
+  if (n->kind == CXCursor_VarDecl && n->nkids) {
+    int uniform = 1;
+    for (unsigned i = 0; i < n->nkids && uniform; i++)
+      uniform = !ls_expr_taint(p, n->kids[i]);
+    if (uniform)
+      fs_cand(x, n->ent);
+  }
+  if (n->kind == CXCursor_BinaryOperator && n->op == CXBinaryOperator_Assign && n->nkids == 2 &&
+      !ls_expr_taint(p, n->kids[1])) {
     int level = 0;
     ls_entity *t = ls_target_of(n->kids[0], &level);
     if (level <= 0)
       fs_cand(x, t);
   }
-  if (n->kind == CXCursor_CallExpr)
-    for (unsigned i = 0; i < n->nkids; i++) {
+  if (n->kind == CXCursor_CallExpr && n->ent && n->ent->rule && n->ent->rule->kind == LS_KIND_COLLECTIVE)
+    for (int i = 0; i < n->ent->rule->nargs && (unsigned)i < n->nkids; i++) {
+      if (n->ent->rule->roles[i] != LS_ROLE_RECVBUF)
+        continue;
       int level = 1;
       ls_entity *t = ls_target_of(n->kids[i], &level);
       if (level <= 0)
@@ -906,11 +954,9 @@ static void fs_solve(struct ctx *c, struct fs *x) {
  * check at each collective with the state at that call. */
 static void flow_sensitive(struct ctx *c, ls_func *f) {
   struct fs x = {.f = f};
-  for (int i = 0; i < f->nparams; i++)
-    fs_cand(&x, f->params[i]);
   for (int b = 0; b < f->nblocks; b++)
     for (int i = 0; i < f->blocks[b]->nitems; i++)
-      fs_items(f->blocks[b]->items[i], &x);
+      fs_items(c->p, f->blocks[b]->items[i], &x);
   x.words = (int)(x.cands.n + 63) / 64;
   if (!x.words)
     x.words = 1;
@@ -1112,14 +1158,20 @@ void ls_checks_run(ls_program *p, ls_vec *findings) {
     if (!f->visiting)
       order_visit(f, &order);
   }
+  double t0 = ls_now();
   for (size_t i = 0; i < order.n; i++) {
     ls_func *f = order.v[i];
     ls_cfg_build(p, f);
     ls_cfg_postdom(f);
   }
+  double t1 = ls_now();
   ls_taint_run(p);
+  double t2 = ls_now();
   struct ctx c = {.p = p, .findings = findings};
   for (size_t i = 0; i < order.n; i++)
     analyze(&c, order.v[i]);
+  if (getenv("LOCKSTEP_LINT_STATS"))
+    fprintf(stderr, "lockstep lint: cfg %.3fs, taint %.3fs, checks %.3fs\n", t1 - t0, t2 - t1, ls_now() - t2);
   free(order.v);
+  free(c.seen);
 }

@@ -158,7 +158,10 @@ typedef struct ls_program {
   ls_vec funcs;             /* ls_func* */
   ls_vec tus;               /* ls_tu_info* */
   struct ls_enthash *ents;
+  double t_parse, t_convert, t_analyze; /* seconds, for LOCKSTEP_LINT_STATS */
+  size_t nnodes;
 } ls_program;
+double ls_now(void);
 
 ls_program *ls_program_new(const ls_rules *rules);
 void ls_program_free(ls_program *p);

@@ -89,6 +89,14 @@ static const char *base_name(const char *p) {
 }
 
 void ls_fingerprints(ls_vec *findings) {
+  /* identical keys (rule, basename, function, sequence) are numbered in source order; a
+   * small hash table counts them so this stays linear */
+  size_t cap = 16;
+  while (cap < 2 * findings->n + 2)
+    cap *= 2;
+  struct slot { uint64_t h; unsigned n; } *tab = calloc(cap, sizeof *tab);
+  if (!tab)
+    abort();
   for (size_t i = 0; i < findings->n; i++) {
     ls_finding *f = findings->v[i];
     uint64_t h = ls_hash_str(0, f->rule);
@@ -98,15 +106,12 @@ void ls_fingerprints(ls_vec *findings) {
     h = ls_hash_str(h, f->function ? f->function : "");
     h = ls_hash_str(h, "\x1f");
     h = ls_hash_str(h, f->seqkey ? f->seqkey : "");
-    /* identical keys in one function: number them in source order */
-    unsigned dup = 0;
-    for (size_t j = 0; j < i; j++) {
-      ls_finding *g = findings->v[j];
-      if (!strcmp(g->rule, f->rule) && !strcmp(base_name(g->file), base_name(f->file)) &&
-          !strcmp(g->function ? g->function : "", f->function ? f->function : "") &&
-          !strcmp(g->seqkey ? g->seqkey : "", f->seqkey ? f->seqkey : ""))
-        dup++;
-    }
+    h |= 1;
+    size_t j = h & (cap - 1);
+    while (tab[j].h && tab[j].h != h)
+      j = (j + 1) & (cap - 1);
+    tab[j].h = h;
+    unsigned dup = tab[j].n++;
     if (dup) {
       char d[16];
       snprintf(d, sizeof d, "#%u", dup);
@@ -114,6 +119,7 @@ void ls_fingerprints(ls_vec *findings) {
     }
     snprintf(f->fingerprint, sizeof f->fingerprint, "%016llx", (unsigned long long)h);
   }
+  free(tab);
 }
 
 static void caret(FILE *out, ls_arena *a, const char *file, unsigned line, unsigned col) {

@@ -4,6 +4,7 @@
  * parameters (from any call site), return values and out-parameters. Receive buffers of
  * collectives and size queries stay uniform because nothing taints them. Each tainted entity
  * keeps the origin of its first rank value so notes can say where it came from. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "lint.h"
@@ -302,7 +303,10 @@ void ls_taint_run(ls_program *p) {
       }
       implicit_flow(&r);
     }
-    if (!r.changed)
+    if (!r.changed) {
+      if (getenv("LOCKSTEP_LINT_STATS"))
+        fprintf(stderr, "lockstep lint: taint fixpoint in %d passes\n", iter + 1);
       break;
+    }
   }
 }

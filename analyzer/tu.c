@@ -88,6 +88,9 @@ struct conv {
   ls_vec refs;    /* nodes of this TU that reference a function (calls, destructors) */
   ls_vec renames; /* pairs (shared entity, this TU's own definition of that name) */
   const char *lib_prefix; /* the CUDA toolkit: its headers are library code */
+  /* referenced declaration -> entity, so a name used many times costs one USR */
+  struct refslot { CXCursor decl; ls_entity *e; enum ls_ent_kind kind; } *refs_tab;
+  size_t refs_cap, refs_n;
 };
 
 static const char *file_name(struct conv *c, CXFile f) {
@@ -115,7 +118,40 @@ static const char *spelling(struct conv *c, CXCursor cur) {
   return r;
 }
 
+static ls_entity *entity_of_usr(struct conv *c, CXCursor ref, enum ls_ent_kind kind);
+
 static ls_entity *entity_of(struct conv *c, CXCursor ref, enum ls_ent_kind kind) {
+  if (2 * (c->refs_n + 1) > c->refs_cap) {
+    size_t nc = c->refs_cap ? 2 * c->refs_cap : 1024;
+    struct refslot *nt = calloc(nc, sizeof *nt);
+    if (!nt)
+      abort();
+    for (size_t i = 0; i < c->refs_cap; i++)
+      if (c->refs_tab[i].e) {
+        size_t j = clang_hashCursor(c->refs_tab[i].decl) & (nc - 1);
+        while (nt[j].e)
+          j = (j + 1) & (nc - 1);
+        nt[j] = c->refs_tab[i];
+      }
+    free(c->refs_tab);
+    c->refs_tab = nt;
+    c->refs_cap = nc;
+  }
+  size_t j = clang_hashCursor(ref) & (c->refs_cap - 1);
+  while (c->refs_tab[j].e) {
+    if (clang_equalCursors(c->refs_tab[j].decl, ref))
+      return c->refs_tab[j].e;
+    j = (j + 1) & (c->refs_cap - 1);
+  }
+  ls_entity *e = entity_of_usr(c, ref, kind);
+  c->refs_tab[j].decl = ref;
+  c->refs_tab[j].e = e;
+  c->refs_tab[j].kind = kind;
+  c->refs_n++;
+  return e;
+}
+
+static ls_entity *entity_of_usr(struct conv *c, CXCursor ref, enum ls_ent_kind kind) {
   CXString usr = clang_getCursorUSR(ref);
   const char *u = clang_getCString(usr);
   char buf[64];
@@ -145,6 +181,11 @@ static ls_entity *var_entity(struct conv *c, CXCursor ref) {
   if (k == CXCursor_FieldDecl)
     return entity_of(c, ref, LS_ENT_FIELD);
   if (k == CXCursor_VarDecl) {
+    if (c->refs_cap) { /* seen before: skip the parent/storage queries */
+      for (size_t j = clang_hashCursor(ref) & (c->refs_cap - 1); c->refs_tab[j].e; j = (j + 1) & (c->refs_cap - 1))
+        if (clang_equalCursors(c->refs_tab[j].decl, ref))
+          return c->refs_tab[j].e;
+    }
     enum CXCursorKind pk = clang_getCursorKind(clang_getCursorSemanticParent(ref));
     int global = !is_function_kind(pk) && pk != CXCursor_LambdaExpr;
     if (!global && clang_Cursor_getStorageClass(ref) == CX_SC_Static)
@@ -186,6 +227,7 @@ static void conv_function(struct conv *c, CXCursor cur, ls_entity *ent, const ch
 
 static ls_node *new_node(struct conv *c, CXCursor cur) {
   ls_node *n = ls_alloc(c->p->arena, sizeof *n);
+  c->p->nnodes++;
   n->kind = clang_getCursorKind(cur);
   set_loc(c, clang_getCursorLocation(cur), &n->file, &n->line, &n->col);
   return n;
@@ -288,6 +330,18 @@ static int is_lambda_call_op(CXCursor ref) {
 }
 
 static ls_node *conv_node(struct conv *c, CXCursor cur) {
+  enum CXCursorKind wk = clang_getCursorKind(cur);
+  if (wk == CXCursor_UnexposedExpr || wk == CXCursor_ParenExpr) {
+    /* implicit casts and parentheses: keep only what they wrap (a third of all nodes) */
+    struct kids w = {0};
+    clang_visitChildren(cur, collect, &w);
+    if (w.n == 1 && clang_isExpression(clang_getCursorKind(w.v[0]))) {
+      CXCursor inner = w.v[0];
+      free(w.v);
+      return conv_node(c, inner);
+    }
+    free(w.v);
+  }
   ls_node *n = new_node(c, cur);
   struct kids k = {0};
   switch (n->kind) {
@@ -603,6 +657,7 @@ int ls_parse_file(ls_program *p, CXIndex idx, const char *file, const char *cons
     ls_vec_push(&all, (void *)o->resource_dir);
   }
   CXTranslationUnit tu = NULL;
+  double t0 = ls_now();
   enum CXErrorCode ec = clang_parseTranslationUnit2(idx, file, (const char *const *)all.v, (int)all.n, NULL, 0,
                                                    CXTranslationUnit_KeepGoing, &tu);
   free(all.v);
@@ -627,6 +682,8 @@ int ls_parse_file(ls_program *p, CXIndex idx, const char *file, const char *cons
   }
   ti->ok = ti->nerrors == 0;
   ls_vec_push(&p->tus, ti);
+  double t1 = ls_now();
+  p->t_parse += t1 - t0;
   struct conv c = {.p = p, .tu = tu, .lib_prefix = o->cuda_path ? o->cuda_path : "/usr/local/cuda"};
   CXCursor root = clang_getTranslationUnitCursor(tu);
   c.cplusplus = o->cuda; /* CUDA is C++ */
@@ -658,8 +715,10 @@ int ls_parse_file(ls_program *p, CXIndex idx, const char *file, const char *cons
   }
   free(c.refs.v);
   free(c.renames.v);
+  free(c.refs_tab);
   if (ti->nerrors && p->funcs.n == before)
     ti->fatal = 1; /* errors and nothing we could read: not a usable source file */
+  p->t_convert += ls_now() - t1; /* includes disposing the TU */
   clang_disposeTranslationUnit(tu);
   return 0;
 }
