@@ -84,7 +84,7 @@ uint64_t ls_hash_str(uint64_t h, const char *s) {
   return h;
 }
 
-double ls_now(void) {
+double ls_cpu_now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts); /* CPU time: stable on a busy machine */
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;

@@ -1158,20 +1158,20 @@ void ls_checks_run(ls_program *p, ls_vec *findings) {
     if (!f->visiting)
       order_visit(f, &order);
   }
-  double t0 = ls_now();
+  double t0 = ls_cpu_now();
   for (size_t i = 0; i < order.n; i++) {
     ls_func *f = order.v[i];
     ls_cfg_build(p, f);
     ls_cfg_postdom(f);
   }
-  double t1 = ls_now();
+  double t1 = ls_cpu_now();
   ls_taint_run(p);
-  double t2 = ls_now();
+  double t2 = ls_cpu_now();
   struct ctx c = {.p = p, .findings = findings};
   for (size_t i = 0; i < order.n; i++)
     analyze(&c, order.v[i]);
   if (getenv("LOCKSTEP_LINT_STATS"))
-    fprintf(stderr, "lockstep lint: cfg %.3fs, taint %.3fs, checks %.3fs\n", t1 - t0, t2 - t1, ls_now() - t2);
+    fprintf(stderr, "lockstep lint: cfg %.3fs, taint %.3fs, checks %.3fs\n", t1 - t0, t2 - t1, ls_cpu_now() - t2);
   free(order.v);
   free(c.seen);
 }

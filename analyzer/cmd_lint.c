@@ -397,9 +397,9 @@ static int lint_main(int argc, char **argv) {
       fprintf(stderr, "  %s\n", (const char *)t->errors.v[j]);
   }
   ls_vec raw = {0};
-  double ta = ls_now();
+  double ta = ls_cpu_now();
   ls_checks_run(prog, &raw);
-  prog->t_analyze = ls_now() - ta;
+  prog->t_analyze = ls_cpu_now() - ta;
   if (getenv("LOCKSTEP_LINT_STATS"))
     fprintf(stderr, "lockstep lint: parse %.3fs, convert %.3fs, analyze %.3fs; %zu functions, %zu nodes\n",
             prog->t_parse, prog->t_convert, prog->t_analyze, prog->funcs.n, prog->nnodes);

@@ -161,7 +161,7 @@ typedef struct ls_program {
   double t_parse, t_convert, t_analyze; /* seconds, for LOCKSTEP_LINT_STATS */
   size_t nnodes;
 } ls_program;
-double ls_now(void);
+double ls_cpu_now(void); /* this thread's CPU seconds (phase statistics) */
 
 ls_program *ls_program_new(const ls_rules *rules);
 void ls_program_free(ls_program *p);

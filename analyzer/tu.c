@@ -657,7 +657,7 @@ int ls_parse_file(ls_program *p, CXIndex idx, const char *file, const char *cons
     ls_vec_push(&all, (void *)o->resource_dir);
   }
   CXTranslationUnit tu = NULL;
-  double t0 = ls_now();
+  double t0 = ls_cpu_now();
   enum CXErrorCode ec = clang_parseTranslationUnit2(idx, file, (const char *const *)all.v, (int)all.n, NULL, 0,
                                                    CXTranslationUnit_KeepGoing, &tu);
   free(all.v);
@@ -682,7 +682,7 @@ int ls_parse_file(ls_program *p, CXIndex idx, const char *file, const char *cons
   }
   ti->ok = ti->nerrors == 0;
   ls_vec_push(&p->tus, ti);
-  double t1 = ls_now();
+  double t1 = ls_cpu_now();
   p->t_parse += t1 - t0;
   struct conv c = {.p = p, .tu = tu, .lib_prefix = o->cuda_path ? o->cuda_path : "/usr/local/cuda"};
   CXCursor root = clang_getTranslationUnitCursor(tu);
@@ -718,7 +718,7 @@ int ls_parse_file(ls_program *p, CXIndex idx, const char *file, const char *cons
   free(c.refs_tab);
   if (ti->nerrors && p->funcs.n == before)
     ti->fatal = 1; /* errors and nothing we could read: not a usable source file */
-  p->t_convert += ls_now() - t1; /* includes disposing the TU */
+  p->t_convert += ls_cpu_now() - t1; /* includes disposing the TU */
   clang_disposeTranslationUnit(tu);
   return 0;
 }
