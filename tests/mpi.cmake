@@ -87,7 +87,10 @@ add_test(NAME mpi.wait_family
 add_test(NAME mpi.threads_many
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/mpi/check_program.py completion
                  $<TARGET_FILE:lockstep> $<TARGET_FILE:mpi_test_threads_many> ${_mpi_bin}/work/tm 500)
-set_tests_properties(mpi.passthrough mpi.wait_family mpi.threads_many PROPERTIES TIMEOUT 150 RUN_SERIAL TRUE
+add_test(NAME mpi.off
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/mpi/check_program.py off
+                 $<TARGET_FILE:lockstep> $<TARGET_FILE:mpi_test_wait_family> ${_mpi_bin}/work/off)
+set_tests_properties(mpi.passthrough mpi.wait_family mpi.threads_many mpi.off PROPERTIES TIMEOUT 150 RUN_SERIAL TRUE
                      ENVIRONMENT "${_mpi_env}" LABELS "mpi;runtime")
 
 # The overhead benchmark (bench/mpi_overhead.sh): one short round keeps it working.

@@ -113,7 +113,13 @@ static int mpi_abort_comm(const void *handle) {
   return f ? f((MPI_Comm)(uintptr_t)handle, LS_MPI_ABORT_CODE) : -1;
 }
 
+/* LOCKSTEP_MPI=0: MPI calls pass through unrecorded (an NCCL program that bootstraps
+ * with MPI then gets traces of its NCCL calls only). Read once, at load. */
+static int g_mpi_off;
+
 __attribute__((constructor)) static void ls_mpi_hooks_init(void) {
+  const char *v = getenv("LOCKSTEP_MPI");
+  g_mpi_off = v && !strcmp(v, "0");
   ls_set_abort_hook(LS_FAMILY_MPI, mpi_abort_comm);
   ls_set_rank_query_hook(LS_FAMILY_MPI, mpi_rank_query);
 }
@@ -518,6 +524,8 @@ static void post_wait(struct ls_call *c, int64_t rc) {
 }
 
 void ls_mpi_pre(struct ls_call *c) {
+  if (g_mpi_off)
+    return;
   switch (c->kind) {
   case LS_KIND_COLLECTIVE:
   case LS_KIND_P2P:
@@ -549,6 +557,11 @@ void ls_mpi_pre(struct ls_call *c) {
 }
 
 void ls_mpi_post(struct ls_call *c, int64_t rc) {
+  if (g_mpi_off) {
+    memset(&ls_mpi_tl, 0, sizeof ls_mpi_tl);
+    ls_call_exit(c, rc);
+    return;
+  }
   switch (c->kind) {
   case LS_KIND_COLLECTIVE:
   case LS_KIND_P2P:

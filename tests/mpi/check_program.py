@@ -3,6 +3,7 @@
 
 passthrough: the program's output (sorted lines) must be identical with and without the
   PMPI wrappers, and every failing call's return code must be recorded as returned.
+off:         with LOCKSTEP_MPI=0 the program runs the same and no MPI call is recorded.
 completion:  every non-blocking collective in the traces must be marked completed (EXPECT
   of them per rank) and the traces consistent.
 usage: check_program.py MODE LOCKSTEP PROGRAM WORKDIR [EXPECT]   (exit 0 pass, 1 fail, 2 usage)
@@ -37,7 +38,7 @@ def records(lockstep, traces, cwd):
 
 
 def main(argv):
-    if len(argv) not in (5, 6) or argv[1] not in ("passthrough", "completion"):
+    if len(argv) not in (5, 6) or argv[1] not in ("passthrough", "completion", "off"):
         print(__doc__)
         return 2
     mode, lockstep, prog, work = argv[1:5]
@@ -45,12 +46,20 @@ def main(argv):
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
     traces = os.path.join(work, "traces")
+    if mode == "off":
+        os.environ["LOCKSTEP_MPI"] = "0"
     traced = run([lockstep, "run", "--trace-dir", traces, "--timeout", "20", "--policy", "exit",
                   "--"] + MPIRUN + [prog], work)
     recs = records(lockstep, traces, work)
     if len([f for f in os.listdir(traces) if f.endswith(".lstrace")]) != NP:
         fail(f"expected {NP} traces: {os.listdir(traces)}")
-    if mode == "passthrough":
+    if mode == "off":
+        mpi = [r["api"] for r in recs if r["api"].startswith("MPI_")]
+        if mpi:
+            fail(f"LOCKSTEP_MPI=0 but MPI calls were recorded: {mpi[:5]}")
+        if traced.count("sum ") != NP:
+            fail("the program did not run to the end on every rank")
+    elif mode == "passthrough":
         plain = run(MPIRUN + [prog], work)
         a, b = sorted(plain.splitlines()), sorted(traced.splitlines())
         print("\n".join(b))
