@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <clang-c/CXCompilationDatabase.h>
 
@@ -374,15 +375,17 @@ static int lint_main(int argc, char **argv) {
                     : exists_dir(LOCKSTEP_CUDA_INCLUDE_INSTALL) ? LOCKSTEP_CUDA_INCLUDE_INSTALL
                                                                  : NULL;
   prog = ls_program_new(&rules);
-  idx = clang_createIndex(0, 0);
-  int input_error = 0;
+  ls_tu_job *jobs = calloc(inputs.n + 1, sizeof *jobs);
+  if (!jobs)
+    abort();
   for (size_t k = 0; k < inputs.n; k++) {
     struct input *in = inputs.v[k];
-    po.cuda = in->cuda;
-    if (ls_parse_file(prog, idx, in->file, (const char *const *)in->args.v, (int)in->args.n, &po))
-      input_error = 1;
-    free(in->args.v);
+    jobs[k] = (ls_tu_job){in->file, (const char *const *)in->args.v, (int)in->args.n, in->cuda};
   }
+  int input_error = ls_parse_all(prog, jobs, inputs.n, &po, pol.jobs, !pol.quiet && isatty(2));
+  for (size_t k = 0; k < inputs.n; k++)
+    free(((struct input *)inputs.v[k])->args.v);
+  free(jobs);
   for (size_t k = 0; k < prog->tus.n; k++) {
     ls_tu_info *t = prog->tus.v[k];
     if (!t->nerrors)

@@ -177,6 +177,12 @@ typedef struct ls_parse_opts {
  * parse it at all (message printed). */
 int ls_parse_file(ls_program *p, CXIndex idx, const char *file, const char *const *args,
                   int nargs, const ls_parse_opts *o);
+/* The two halves of ls_parse_file, for -j: parsing needs only its own CXIndex (one per
+ * thread); converting writes p, so one TU at a time. ls_tu_convert disposes tu. */
+CXTranslationUnit ls_tu_parse(CXIndex idx, const char *file, const char *const *args, int nargs,
+                              const ls_parse_opts *o);
+void ls_tu_convert(ls_program *p, CXTranslationUnit tu, const char *file, const char *const *args, int nargs,
+                   const ls_parse_opts *o);
 /* Adds the CUDA host-side flags for `o` to args (heap vec of char*). */
 void ls_cuda_flags(ls_vec *args, const ls_parse_opts *o);
 int ls_is_cuda_file(const char *file);

@@ -609,7 +609,7 @@ int ls_is_cuda_file(const char *file) {
 }
 
 void ls_cuda_flags(ls_vec *args, const ls_parse_opts *o) {
-  static char buf[4][4096];
+  static _Thread_local char buf[4][4096]; /* -j parses on several threads */
   const char *cuda = o->cuda_path ? o->cuda_path : "/usr/local/cuda";
   snprintf(buf[0], sizeof buf[0], "--cuda-path=%s", cuda);
   snprintf(buf[1], sizeof buf[1], "-I%s/include", cuda);
@@ -645,8 +645,11 @@ static const char *cx_error(enum CXErrorCode e) {
   return "unknown error";
 }
 
-int ls_parse_file(ls_program *p, CXIndex idx, const char *file, const char *const *args, int nargs,
-                  const ls_parse_opts *o) {
+/* the parse's cost, handed from ls_tu_parse to ls_tu_convert (same thread) for the stats */
+static _Thread_local double parse_cost;
+
+CXTranslationUnit ls_tu_parse(CXIndex idx, const char *file, const char *const *args, int nargs,
+                              const ls_parse_opts *o) {
   ls_vec all = {0};
   if (o->cuda)
     ls_cuda_flags(&all, o);
@@ -661,10 +664,26 @@ int ls_parse_file(ls_program *p, CXIndex idx, const char *file, const char *cons
   enum CXErrorCode ec = clang_parseTranslationUnit2(idx, file, (const char *const *)all.v, (int)all.n, NULL, 0,
                                                    CXTranslationUnit_KeepGoing, &tu);
   free(all.v);
+  parse_cost = ls_cpu_now() - t0;
   if (ec != CXError_Success || !tu) {
     fprintf(stderr, "%s: error: cannot parse: %s\n", file, cx_error(ec));
-    return -1;
+    return NULL;
   }
+  return tu;
+}
+
+int ls_parse_file(ls_program *p, CXIndex idx, const char *file, const char *const *args, int nargs,
+                  const ls_parse_opts *o) {
+  CXTranslationUnit tu = ls_tu_parse(idx, file, args, nargs, o);
+  if (!tu)
+    return -1;
+  ls_tu_convert(p, tu, file, args, nargs, o);
+  return 0;
+}
+
+void ls_tu_convert(ls_program *p, CXTranslationUnit tu, const char *file, const char *const *args, int nargs,
+                   const ls_parse_opts *o) {
+  double t0 = ls_cpu_now() - parse_cost;
   ls_tu_info *ti = ls_alloc(p->arena, sizeof *ti);
   ti->file = ls_strdup(p->arena, file);
   unsigned nd = clang_getNumDiagnostics(tu);
@@ -720,5 +739,4 @@ int ls_parse_file(ls_program *p, CXIndex idx, const char *file, const char *cons
     ti->fatal = 1; /* errors and nothing we could read: not a usable source file */
   p->t_convert += ls_cpu_now() - t1; /* includes disposing the TU */
   clang_disposeTranslationUnit(tu);
-  return 0;
 }

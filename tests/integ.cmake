@@ -27,3 +27,10 @@ if(LOCKSTEP_ANALYZER AND TARGET lockstep)
                    ${CMAKE_CURRENT_BINARY_DIR}/integ_pre_commit)
   set_tests_properties(integ.pre_commit PROPERTIES TIMEOUT 300 FIXTURES_REQUIRED integ_venv LABELS integ)
 endif()
+
+if(LOCKSTEP_ANALYZER AND TARGET lockstep)
+  add_test(NAME integ.build_systems
+           COMMAND bash ${_ig}/buildsys_test.sh $<TARGET_FILE:lockstep> ${PROJECT_SOURCE_DIR}
+                   ${CMAKE_CURRENT_BINARY_DIR}/integ_build_systems)
+  set_tests_properties(integ.build_systems PROPERTIES TIMEOUT 300 LABELS integ)
+endif()
