@@ -220,9 +220,13 @@ static void report(struct ls_online_comm *oc, const struct ls_fp *mine, int peer
   char a[160], b[160], msg[512];
   describe(a, sizeof a, mine);
   describe(b, sizeof b, theirs);
+  /* Shaped like the watchdog's line ("seq K <api> on comm X ...") so one pattern
+   * reads both. */
   int n = snprintf(msg, sizeof msg,
-                   "lockstep: rank %d: seq %llu on comm %016llx differs: %s here, %s on rank %d\n",
-                   oc->rank, (unsigned long long)seq, (unsigned long long)oc->id, a, b, peer);
+                   "lockstep: rank %d: seq %llu %s on comm %016llx differs from rank %d: %s here, "
+                   "%s on rank %d\n",
+                   oc->rank, (unsigned long long)seq, name_of(mine->api), (unsigned long long)oc->id,
+                   peer, a, b, peer);
   if (n > 0)
     (void)!write(2, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
   uint64_t ei;

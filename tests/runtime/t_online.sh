@@ -14,10 +14,10 @@ run_pair() { # how
 run_pair op
 for r in 0 1; do
   other=$((1 - r))
-  grep -Eq "^lockstep: rank $r: seq 1 on comm [0-9a-f]{16} differs: .* here, .* on rank $other\$" "$T/op.err$r" ||
+  grep -Eq "^lockstep: rank $r: seq 1 nccl[A-Za-z]+ on comm [0-9a-f]{16} differs from rank $other: .* here, .* on rank $other\$" "$T/op.err$r" ||
     fail "rank $r did not report the difference: $(cat "$T/op.err$r")"
 done
-grep -q 'ncclAllReduce(count=8, dtype=7, redop=0) here, ncclBroadcast(count=8, dtype=7, root=0) on rank 1' "$T/op.err0" ||
+grep -q 'seq 1 ncclAllReduce on comm .* differs from rank 1: ncclAllReduce(count=8, dtype=7, redop=0) here, ncclBroadcast(count=8, dtype=7, root=0) on rank 1' "$T/op.err0" ||
   fail "rank 0's description: $(cat "$T/op.err0")"
 for f in "$T"/op/*.lstrace; do
   "$LS_DUMP" "$f" | grep -q 'api=lockstep_mismatch .* aux0=1 ' || fail "no mismatch record in $f"
