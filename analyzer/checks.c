@@ -165,7 +165,7 @@ static const char *norm(ls_program *p, ls_node *n) {
 
 /* ---- events ---- */
 static int is_coll(const ls_node *n) {
-  return n->kind == CXCursor_CallExpr && n->ent && n->ent->rule && n->ent->rule->kind == LS_KIND_COLLECTIVE;
+  return n->kind == CXCursor_CallExpr && n->ent && n->ent->rule && n->ent->rule->seq_member;
 }
 static int is_p2p(const ls_node *n) {
   return n->kind == CXCursor_CallExpr && n->ent && n->ent->rule && n->ent->rule->kind == LS_KIND_P2P;
@@ -193,7 +193,8 @@ static int event_token(struct ctx *c, ls_node *n, uint64_t *tok) {
         else if (i == r->in_place_dtype)
           ro = LS_ROLE_DTYPE;
       }
-      if (ro == LS_ROLE_COUNT || ro == LS_ROLE_DTYPE || ro == LS_ROLE_ROOT || ro == LS_ROLE_REDOP || ro == LS_ROLE_COMM) {
+      if (ro == LS_ROLE_COUNT || ro == LS_ROLE_DTYPE || ro == LS_ROLE_ROOT || ro == LS_ROLE_REDOP || ro == LS_ROLE_COMM ||
+          ro == LS_ROLE_COUNTS) {
         char tag[4] = {'|', (char)('a' + ro), '=', 0};
         h = ls_hash_str(h, tag);
         h = ls_hash_str(h, norm(c->p, n->kids[i]));
@@ -511,12 +512,13 @@ static void check_branch(struct ctx *c, ls_block *b) {
 static void check_args(struct ctx *c, ls_node *n) {
   const ls_rule_fn *r = n->ent->rule;
   static const char *rn[] = {[LS_ROLE_COUNT] = "count", [LS_ROLE_DTYPE] = "datatype", [LS_ROLE_ROOT] = "root",
-                             [LS_ROLE_REDOP] = "reduction op"};
+                             [LS_ROLE_REDOP] = "reduction op", [LS_ROLE_COUNTS] = "counts"};
   for (int i = 0; i < r->nargs && (unsigned)i < n->nkids; i++) {
     enum ls_role ro = r->roles[i];
-    if (ro != LS_ROLE_COUNT && ro != LS_ROLE_DTYPE && ro != LS_ROLE_ROOT && ro != LS_ROLE_REDOP)
+    if (ro != LS_ROLE_COUNT && ro != LS_ROLE_DTYPE && ro != LS_ROLE_ROOT && ro != LS_ROLE_REDOP && ro != LS_ROLE_COUNTS)
       continue;
-    const ls_origin *o = ls_expr_taint(c->p, n->kids[i]);
+    /* a counts array must hold the same numbers on every rank: look at its elements */
+    const ls_origin *o = ro == LS_ROLE_COUNTS ? ls_content_taint(c->p, n->kids[i]) : ls_expr_taint(c->p, n->kids[i]);
     if (!o)
       continue;
     char msg[512];

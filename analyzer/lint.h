@@ -28,7 +28,7 @@ void ls_vec_push(ls_vec *v, void *p);
 enum ls_role {
   LS_ROLE_NONE, LS_ROLE_SENDBUF, LS_ROLE_RECVBUF, LS_ROLE_COUNT, LS_ROLE_DTYPE, LS_ROLE_REDOP,
   LS_ROLE_ROOT, LS_ROLE_PEER, LS_ROLE_COMM, LS_ROLE_STREAM, LS_ROLE_OUT_RANK, LS_ROLE_OUT_SIZE,
-  LS_ROLE_REQUEST, LS_ROLE_OTHER
+  LS_ROLE_REQUEST, LS_ROLE_COUNTS, LS_ROLE_OTHER
 };
 enum ls_kind {
   LS_KIND_OTHER, LS_KIND_COLLECTIVE, LS_KIND_P2P, LS_KIND_GROUP_START, LS_KIND_GROUP_END,
@@ -37,6 +37,7 @@ enum ls_kind {
 typedef struct ls_rule_fn {
   const char *name, *op, *kind_name, *api;
   enum ls_kind kind;
+  int seq_member;           /* kind collective, or `"collective": true` (communicator creation) */
   int nargs;
   enum ls_role *roles;
   /* `in_place`: when argument in_place_buf is spelled in_place_value (MPI_IN_PLACE), the
@@ -196,6 +197,8 @@ void ls_cfg_dump(const ls_func *f, FILE *out);
 /* taint: whole-program fixpoint over all functions */
 void ls_taint_run(ls_program *p);
 const ls_origin *ls_expr_taint(ls_program *p, ls_node *n);
+/* What an array/pointer argument points to (MPI's `counts` arrays). */
+const ls_origin *ls_content_taint(ls_program *p, ls_node *n);
 /* Flow-sensitive view: while `state` is set, a local with fsidx reads as rank-dependent
  * only when its bit is set. NULL restores the flow-insensitive facts. */
 void ls_taint_state(const uint64_t *state);

@@ -16,6 +16,7 @@ static const struct { const char *name; enum ls_role role; } role_names[] = {
     {"dtype", LS_ROLE_DTYPE},     {"redop", LS_ROLE_REDOP},     {"root", LS_ROLE_ROOT},
     {"peer", LS_ROLE_PEER},       {"comm", LS_ROLE_COMM},       {"stream", LS_ROLE_STREAM},
     {"out_rank", LS_ROLE_OUT_RANK}, {"out_size", LS_ROLE_OUT_SIZE}, {"request", LS_ROLE_REQUEST},
+    {"counts", LS_ROLE_COUNTS},
 };
 static const struct { const char *name; enum ls_kind kind; } kind_names[] = {
     {"collective", LS_KIND_COLLECTIVE}, {"p2p", LS_KIND_P2P},
@@ -105,6 +106,10 @@ static int load_fn(ls_rules *r, ls_arena *a, struct ctx *c, const cJSON *fn, ls_
     if (!strcmp(kind, kind_names[i].name))
       out->kind = kind_names[i].kind;
   out->op = ls_strdup(a, op ? op : name);
+  const cJSON *coll = cJSON_GetObjectItemCaseSensitive(fn, "collective");
+  if (coll && !cJSON_IsBool(coll))
+    return fail(c, "\"collective\" must be true or false");
+  out->seq_member = out->kind == LS_KIND_COLLECTIVE || cJSON_IsTrue(coll);
   /* Before any early return: 0 would name argument 0 as the in-place buffer. */
   out->in_place_buf = out->in_place_count = out->in_place_dtype = -1;
   const cJSON *args = cJSON_GetObjectItemCaseSensitive(fn, "args");

@@ -62,7 +62,10 @@ static const ls_rule_src *value_source(ls_program *p, ls_node *call) {
   return NULL;
 }
 
+static const ls_origin *content_taint(ls_program *p, ls_node *n);
 /* What a pointer/array expression points to: its elements' facts, else its own value's. */
+const ls_origin *ls_content_taint(ls_program *p, ls_node *n) { return content_taint(p, n); }
+
 static const ls_origin *content_taint(ls_program *p, ls_node *n) {
   n = unwrap(n);
   if (n && n->kind == CXCursor_DeclRefExpr && n->ent && n->ent->kind != LS_ENT_FUNC)

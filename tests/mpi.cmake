@@ -18,12 +18,9 @@ endif()
 
 # Lint gaps that the rules cannot express: such a test stays registered and is expected to
 # fail until the analyzer closes the gap (then ctest reports it, and it leaves this list).
-#   split_subset: rules mark communicator creation "collective": true (rules/SCHEMA.md):
-#   a rank-dependent MPI_Comm_split must be compared like a collective; lint skips it.
-#   counts_mismatch: a "counts" argument (rules/SCHEMA.md: one count per rank, equal on
-#   every rank) whose elements depend on the rank is a rank-dependent-argument; lint does
-#   not check the role.
-set(LOCKSTEP_MPI_LINT_KNOWN_TO_FAIL split_subset counts_mismatch)
+# (split_subset and counts_mismatch left it: lint compares "collective": true calls and
+# checks "counts" arrays.)
+set(LOCKSTEP_MPI_LINT_KNOWN_TO_FAIL)
 # Runs the watchdog must end (exit 86, a timeout in compare's report).
 set(LOCKSTEP_MPI_WATCHDOG hang nonblocking_hang early_finalize split_subset)
 
