@@ -1,0 +1,37 @@
+# tests/realcode_regress.cmake — reduced inputs from the real-code run (bench/realcode.sh:
+# pytorch, xgboost, mpich, hdf5, lammps from Debian sources), each checked with
+# `lockstep lint --verify` against its inline expectations: the real findings stay reported,
+# the correct real-world patterns stay quiet. Crash or hang reductions go here as well.
+
+if(LOCKSTEP_ANALYZER AND TARGET lockstep)
+  # Same include folders the fixtures use; looked up here so this fragment stands alone.
+  find_path(_rc_cuda_inc nccl.h HINTS ENV CUDA_HOME /usr/local/cuda PATH_SUFFIXES include)
+  if(NOT _rc_cuda_inc)
+    set(_rc_cuda_inc /usr/local/cuda/include)
+  endif()
+  set(_rc_flags -I${_rc_cuda_inc})
+  find_program(_rc_mpicc mpicc)
+  if(_rc_mpicc)
+    execute_process(COMMAND ${_rc_mpicc} --showme:incdirs OUTPUT_VARIABLE _rc_out
+                    OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET RESULT_VARIABLE _rc_rc)
+    if(_rc_rc EQUAL 0)
+      separate_arguments(_rc_dirs UNIX_COMMAND "${_rc_out}")
+      foreach(_d ${_rc_dirs})
+        list(APPEND _rc_flags -I${_d})
+      endforeach()
+    endif()
+  endif()
+
+  file(GLOB _rc_inputs CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/tests/realcode/*.c
+       ${PROJECT_SOURCE_DIR}/tests/realcode/*.cpp)
+  foreach(_in ${_rc_inputs})
+    get_filename_component(_name ${_in} NAME)
+    set(_std)
+    if(_name MATCHES "\\.cpp$")
+      set(_std -std=c++17)
+    endif()
+    add_test(NAME realcode.verify.${_name}
+             COMMAND $<TARGET_FILE:lockstep> lint --verify ${_in} -- ${_std} ${_rc_flags})
+    set_tests_properties(realcode.verify.${_name} PROPERTIES TIMEOUT 60 LABELS "realcode;lint")
+  endforeach()
+endif()
