@@ -325,10 +325,7 @@ static int lint_main(int argc, char **argv) {
       if (ls_rules_load(&rules, a, rules_files.v[k]))
         goto out;
   } else {
-    const char *env = getenv("LOCKSTEP_RULES_DIR");
-    const char *dir = exists_dir(env) ? env
-                      : exists_dir(LOCKSTEP_RULES_DIR_BUILD) ? LOCKSTEP_RULES_DIR_BUILD
-                                                              : LOCKSTEP_RULES_DIR_INSTALL;
+    const char *dir = ls_rules_dir_default();
     if (!exists_dir(dir)) {
       fprintf(stderr, "lockstep lint: error: no rules directory found (tried %s, %s); use --rules FILE\n",
               LOCKSTEP_RULES_DIR_BUILD, LOCKSTEP_RULES_DIR_INSTALL);
@@ -371,9 +368,7 @@ static int lint_main(int argc, char **argv) {
   }
   ls_parse_opts po = {.resource_dir = *LOCKSTEP_CLANG_RESOURCE_DIR ? LOCKSTEP_CLANG_RESOURCE_DIR : NULL,
                       .cuda_path = cuda_path};
-  po.cuda_include = exists_dir(LOCKSTEP_CUDA_INCLUDE_BUILD) ? LOCKSTEP_CUDA_INCLUDE_BUILD
-                    : exists_dir(LOCKSTEP_CUDA_INCLUDE_INSTALL) ? LOCKSTEP_CUDA_INCLUDE_INSTALL
-                                                                 : NULL;
+  po.cuda_include = ls_data_dir("cuda_include", LOCKSTEP_CUDA_INCLUDE_BUILD, LOCKSTEP_CUDA_INCLUDE_INSTALL);
   prog = ls_program_new(&rules);
   ls_tu_job *jobs = calloc(inputs.n + 1, sizeof *jobs);
   if (!jobs)

@@ -34,3 +34,9 @@ if(LOCKSTEP_ANALYZER AND TARGET lockstep)
                    ${CMAKE_CURRENT_BINARY_DIR}/integ_build_systems)
   set_tests_properties(integ.build_systems PROPERTIES TIMEOUT 300 LABELS integ)
 endif()
+
+# installs the build tree into a temporary prefix: runs after everything is built
+add_test(NAME integ.install
+         COMMAND bash ${_ig}/install_test.sh ${CMAKE_BINARY_DIR} ${PROJECT_SOURCE_DIR}
+                 ${CMAKE_CURRENT_BINARY_DIR}/integ_install)
+set_tests_properties(integ.install PROPERTIES TIMEOUT 300 LABELS integ)
