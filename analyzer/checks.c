@@ -397,7 +397,7 @@ static void seq_text(char *buf, size_t cap, const struct evlist *l) {
     snprintf(buf, cap, "no collective");
   for (int i = 0; i < l->n && k + 1 < cap; i++)
     k += (size_t)snprintf(buf + k, cap - k, "%s%s%s", i ? ", " : "", callee(l->v[i]),
-                          l->v[i]->ent && l->v[i]->ent->def ? "() (issues collectives)" : "");
+                          is_coll(l->v[i]) ? "" : "() (issues collectives)");
 }
 
 static void check_branch(struct ctx *c, ls_block *b) {
@@ -467,7 +467,7 @@ static void check_branch(struct ctx *c, ls_block *b) {
     return; /* the difference lies in paths that do not return; nothing to point at */
   ls_node *cn = b->cond;
   char msg[1024], sa[400], sb[400];
-  const char *what = at->ent && at->ent->def ? "call to" : "collective";
+  const char *what = is_coll(at) ? "collective" : "call to";
   if (b->is_loop)
     snprintf(msg, sizeof msg, "%s '%s' runs a rank-dependent number of times: the loop condition at line %u depends on the rank",
              what, callee(at), cn->line);
@@ -477,6 +477,9 @@ static void check_branch(struct ctx *c, ls_block *b) {
   else if (!other)
     snprintf(msg, sizeof msg, "%s '%s' is issued only by ranks on one side of the rank-dependent branch at line %u",
              what, callee(at), cn->line);
+  else if (!strcmp(callee(at), callee(other)))
+    snprintf(msg, sizeof msg, "ranks issue '%s' with different arguments here (count, datatype, root, reduction op or communicator differ between the sides of the rank-dependent branch at line %u)",
+             callee(at), cn->line);
   else
     snprintf(msg, sizeof msg, "ranks issue different collectives here: '%s' on one side of the rank-dependent branch at line %u, '%s' on the other",
              callee(at), cn->line, callee(other));

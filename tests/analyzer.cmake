@@ -40,6 +40,7 @@ if(LOCKSTEP_ANALYZER AND TARGET lockstep)
   lint_test(suppression 0 "^$" ${_in}/suppressed.c ${_cuda})
   lint_test(verify_mismatch 1 "cdb_b\\.c:9:3: error: unexpected warning .rank-divergent-collective."
             --verify ${_in}/cdb_a.c ${_in}/cdb_b.c ${_cuda})
+  lint_test(flow_verify 0 "flow\\.c: verified .2 expected warnings." --verify ${_in}/flow.c ${_cuda})
   add_test(NAME analyzer.compile_commands
            COMMAND bash ${_an}/cdb_test.sh $<TARGET_FILE:lockstep> ${_in} ${CMAKE_CURRENT_BINARY_DIR}/analyzer_cdb)
   set_tests_properties(analyzer.unit.cfg_taint analyzer.compile_commands PROPERTIES TIMEOUT 120 LABELS analyzer)
