@@ -211,6 +211,26 @@ void ls_emit_sarif(FILE *out, ls_program *p, ls_vec *findings, const ls_rule_doc
     else
       cJSON_Delete(rel);
     cJSON_AddStringToObject(cJSON_AddObjectToObject(r, "partialFingerprints"), "lockstepFingerprint/v1", f->fingerprint);
+    if (f->fix) {
+      cJSON *fix = cJSON_CreateObject();
+      text(fix, "description", f->fix->desc);
+      cJSON *ch = cJSON_CreateObject();
+      cJSON_AddItemToArray(cJSON_AddArrayToObject(fix, "artifactChanges"), ch);
+      cJSON_AddItemToObject(ch, "artifactLocation", artifact(&c, f->fix->edits[0].file));
+      cJSON *reps = cJSON_AddArrayToObject(ch, "replacements");
+      for (int k = 0; k < f->fix->nedits; k++) {
+        const ls_edit *e = &f->fix->edits[k];
+        cJSON *rp = cJSON_CreateObject();
+        cJSON *del = cJSON_AddObjectToObject(rp, "deletedRegion");
+        cJSON_AddNumberToObject(del, "startLine", e->line);
+        cJSON_AddNumberToObject(del, "startColumn", e->col);
+        cJSON_AddNumberToObject(del, "endLine", e->eline);
+        cJSON_AddNumberToObject(del, "endColumn", e->ecol);
+        text(rp, "insertedContent", e->text);
+        cJSON_AddItemToArray(reps, rp);
+      }
+      cJSON_AddItemToArray(cJSON_AddArrayToObject(r, "fixes"), fix);
+    }
     if (pol->baseline && !pol->wrote)
       cJSON_AddStringToObject(r, "baselineState", f->baselined ? "unchanged" : "new");
     if (f->baselined && !f->error) {

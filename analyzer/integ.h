@@ -55,6 +55,22 @@ int ls_policy_validate(const ls_policy *pol, const ls_rule_docs *d);
  * writing it). -1 on a baseline file error (message printed). */
 int ls_policy_apply(ls_policy *pol, ls_arena *a, ls_vec *findings);
 
+/* ---- fix-its: edits that fix a finding mechanically ---- */
+typedef struct ls_edit {
+  const char *file;
+  unsigned line, col, eline, ecol; /* replaced range [line:col, eline:ecol); empty: insertion */
+  const char *text;
+} ls_edit;
+typedef struct ls_fix {
+  const char *desc;
+  int nedits;
+  ls_edit edits[2];
+} ls_fix;
+/* Attaches a fix (and a "fix-it:" note for the text output) to the findings whose fix is
+ * mechanical: a plain `return` inside a group, an ungrouped send/recv pair written as two
+ * adjacent statements. Anything less certain gets no fix. */
+void ls_fixits(ls_arena *a, ls_vec *findings);
+
 /* ---- output ---- */
 /* SARIF 2.1.0: one run, the documented rules, results with related locations, partial
  * fingerprints; baselined findings appear as suppressed results. */

@@ -265,6 +265,7 @@ int ls_report(ls_policy *pol, ls_arena *a, ls_program *p, ls_vec *findings, cons
               const ls_rule_docs *d, int input_error) {
   ls_vec shown = {0};
   size_t nerr = 0, nnew = 0;
+  ls_fixits(a, findings);
   for (size_t i = 0; i < findings->n; i++) {
     ls_finding *f = findings->v[i];
     if (!f->baselined || f->error) {

@@ -40,3 +40,10 @@ add_test(NAME integ.install
          COMMAND bash ${_ig}/install_test.sh ${CMAKE_BINARY_DIR} ${PROJECT_SOURCE_DIR}
                  ${CMAKE_CURRENT_BINARY_DIR}/integ_install)
 set_tests_properties(integ.install PROPERTIES TIMEOUT 300 LABELS integ)
+
+if(LOCKSTEP_ANALYZER AND TARGET lockstep)
+  add_test(NAME integ.fixit
+           COMMAND bash ${_ig}/fixit_test.sh $<TARGET_FILE:lockstep> ${_ig_venv} ${PROJECT_SOURCE_DIR}
+                   ${CMAKE_CURRENT_BINARY_DIR}/integ_fixit)
+  set_tests_properties(integ.fixit PROPERTIES TIMEOUT 120 FIXTURES_REQUIRED integ_venv LABELS integ)
+endif()
