@@ -88,6 +88,7 @@ struct conv {
   ls_vec refs;    /* nodes of this TU that reference a function (calls, destructors) */
   ls_vec renames; /* pairs (shared entity, this TU's own definition of that name) */
   const char *lib_prefix; /* the CUDA toolkit: its headers are library code */
+  int want_loc;           /* the next converted node may be a branch condition */
   /* referenced declaration -> entity, so a name used many times costs one USR */
   struct refslot { CXCursor decl; ls_entity *e; enum ls_ent_kind kind; } *refs_tab;
   size_t refs_cap, refs_n;
@@ -225,19 +226,30 @@ static enum CXChildVisitResult collect(CXCursor cur, CXCursor parent, CXClientDa
 static ls_node *conv_node(struct conv *c, CXCursor cur);
 static void conv_function(struct conv *c, CXCursor cur, ls_entity *ent, const char *name);
 
-static ls_node *new_node(struct conv *c, CXCursor cur) {
+/* Locations cost a macro-expansion lookup each, so only nodes a finding or a note can
+ * point at get one: statements, calls, and the expressions that can be a branch condition
+ * (children of statements and of && || ! ?:). */
+static ls_node *new_node(struct conv *c, CXCursor cur, int loc) {
   ls_node *n = ls_alloc(c->p->arena, sizeof *n);
   c->p->nnodes++;
   n->kind = clang_getCursorKind(cur);
-  set_loc(c, clang_getCursorLocation(cur), &n->file, &n->line, &n->col);
+  if (loc || clang_isStatement(n->kind) || n->kind == CXCursor_CallExpr || n->kind == CXCursor_LambdaExpr ||
+      n->kind == CXCursor_CXXThrowExpr)
+    set_loc(c, clang_getCursorLocation(cur), &n->file, &n->line, &n->col);
   return n;
 }
 
 static void set_kids(struct conv *c, ls_node *n, CXCursor *v, unsigned cnt) {
   n->nkids = cnt;
   n->kids = cnt ? ls_alloc(c->p->arena, cnt * sizeof *n->kids) : NULL;
-  for (unsigned i = 0; i < cnt; i++)
+  int loc = clang_isStatement(n->kind) || n->kind == CXCursor_ConditionalOperator ||
+            (n->kind == CXCursor_BinaryOperator && (n->op == CXBinaryOperator_LAnd || n->op == CXBinaryOperator_LOr)) ||
+            (n->kind == CXCursor_UnaryOperator && n->op == CXUnaryOperator_LNot);
+  for (unsigned i = 0; i < cnt; i++) {
+    c->want_loc = loc;
     n->kids[i] = clang_Cursor_isNull(v[i]) ? NULL : conv_node(c, v[i]);
+  }
+  c->want_loc = 0;
 }
 
 static unsigned spell_off(CXSourceLocation l) {
@@ -330,6 +342,8 @@ static int is_lambda_call_op(CXCursor ref) {
 }
 
 static ls_node *conv_node(struct conv *c, CXCursor cur) {
+  int loc = c->want_loc;
+  c->want_loc = 0;
   enum CXCursorKind wk = clang_getCursorKind(cur);
   if (wk == CXCursor_UnexposedExpr || wk == CXCursor_ParenExpr) {
     /* implicit casts and parentheses: keep only what they wrap (a third of all nodes) */
@@ -338,11 +352,12 @@ static ls_node *conv_node(struct conv *c, CXCursor cur) {
     if (w.n == 1 && clang_isExpression(clang_getCursorKind(w.v[0]))) {
       CXCursor inner = w.v[0];
       free(w.v);
+      c->want_loc = loc;
       return conv_node(c, inner);
     }
     free(w.v);
   }
-  ls_node *n = new_node(c, cur);
+  ls_node *n = new_node(c, cur, loc);
   struct kids k = {0};
   switch (n->kind) {
   case CXCursor_LambdaExpr: {
