@@ -4,8 +4,10 @@
 # Python tools come from PyPI into one venv in the build tree (fixture integ.venv).
 set(_ig ${CMAKE_CURRENT_SOURCE_DIR}/integ)
 set(_ig_venv ${CMAKE_CURRENT_BINARY_DIR}/integ-venv)
-add_test(NAME integ.venv COMMAND bash ${_ig}/pyvenv.sh ${_ig_venv} jsonschema pre-commit)
-set_tests_properties(integ.venv PROPERTIES TIMEOUT 300 FIXTURES_SETUP integ_venv LABELS integ)
+if(LOCKSTEP_ANALYZER AND TARGET lockstep) # only lint's tests need Python tools
+  add_test(NAME integ.venv COMMAND bash ${_ig}/pyvenv.sh ${_ig_venv} jsonschema pre-commit)
+  set_tests_properties(integ.venv PROPERTIES TIMEOUT 300 FIXTURES_SETUP integ_venv LABELS integ)
+endif()
 
 if(LOCKSTEP_ANALYZER AND TARGET lockstep)
   add_test(NAME integ.sarif
@@ -35,11 +37,13 @@ if(LOCKSTEP_ANALYZER AND TARGET lockstep)
   set_tests_properties(integ.build_systems PROPERTIES TIMEOUT 300 LABELS integ)
 endif()
 
-# installs the build tree into a temporary prefix: runs after everything is built
-add_test(NAME integ.install
-         COMMAND bash ${_ig}/install_test.sh ${CMAKE_BINARY_DIR} ${PROJECT_SOURCE_DIR}
-                 ${CMAKE_CURRENT_BINARY_DIR}/integ_install)
-set_tests_properties(integ.install PROPERTIES TIMEOUT 300 LABELS integ)
+# installs the build tree into a temporary prefix and lints with the installed binary
+if(LOCKSTEP_ANALYZER AND TARGET lockstep)
+  add_test(NAME integ.install
+           COMMAND bash ${_ig}/install_test.sh ${CMAKE_BINARY_DIR} ${PROJECT_SOURCE_DIR}
+                   ${CMAKE_CURRENT_BINARY_DIR}/integ_install)
+  set_tests_properties(integ.install PROPERTIES TIMEOUT 300 LABELS integ)
+endif()
 
 if(LOCKSTEP_ANALYZER AND TARGET lockstep)
   add_test(NAME integ.fixit

@@ -9,9 +9,8 @@
 /* Built without libclang (e.g. on a GPU node): say so instead of pretending. */
 int ls_cmd_lint(int argc, char **argv) {
   (void)argc;
-  (void)argv;
   fprintf(stderr, "lockstep: this build has no analyzer (configured with "
-                  "-DLOCKSTEP_ANALYZER=OFF); `lint` is unavailable\n");
+                  "-DLOCKSTEP_ANALYZER=OFF); `%s` is unavailable\n", argv[0]);
   return 2;
 }
 int ls_cmd_rules(int argc, char **argv) { return ls_cmd_lint(argc, argv); }
