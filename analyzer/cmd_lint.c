@@ -245,7 +245,7 @@ static int cmp_finding(const void *x, const void *y) {
 
 static int lint_main(int argc, char **argv) {
   const char *cdb = NULL, *format = "text", *cuda_path = "/usr/local/cuda";
-  ls_vec rules_files = {0}, files = {0}, flags = {0}, inputs = {0};
+  ls_vec rules_files = {0}, files = {0}, flags = {0}, inputs = {0}, raw = {0};
   int verify = 0, rc = 2, i;
   ls_arena *a = ls_arena_new();
   ls_rules rules = {0};
@@ -394,7 +394,6 @@ static int lint_main(int argc, char **argv) {
     for (size_t j = 0; j < t->errors.n && j < 3; j++)
       fprintf(stderr, "  %s\n", (const char *)t->errors.v[j]);
   }
-  ls_vec raw = {0};
   double ta = ls_cpu_now();
   ls_checks_run(prog, &raw);
   prog->t_analyze = ls_cpu_now() - ta;
@@ -404,7 +403,6 @@ static int lint_main(int argc, char **argv) {
   for (size_t k = 0; k < raw.n; k++)
     if (!ls_suppressed(a, raw.v[k]))
       ls_vec_push(&findings, raw.v[k]);
-  free(raw.v);
   if (findings.n)
     qsort(findings.v, findings.n, sizeof *findings.v, cmp_finding);
   ls_fingerprints(&findings);
@@ -425,6 +423,14 @@ usage:
 out:
   if (idx)
     clang_disposeIndex(idx);
+  /* Findings live in prog's arena, their note and site vectors on the heap: raw
+   * holds every finding, including those suppressed or filtered out since. */
+  for (size_t k = 0; k < raw.n; k++) {
+    ls_finding *f = raw.v[k];
+    free(f->notes.v);
+    free(f->sites.v);
+  }
+  free(raw.v);
   ls_program_free(prog);
   free(findings.v);
   free(rules_files.v);
