@@ -152,7 +152,7 @@ const char *ls_apidb_enum_name(const struct ls_apidb *db, unsigned family, const
   const cJSON *doc = doc_of(db, family), *e;
   const cJSON *tab = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(doc, "enums"), which);
   cJSON_ArrayForEach(e, tab) {
-    if (cJSON_IsNumber(e) && (int64_t)e->valuedouble == value)
+    if (cJSON_IsNumber(e) && e->valuedouble == (double)value) /* no cast of a double that may not fit */
       return e->string;
   }
   return NULL;
@@ -163,7 +163,8 @@ static int64_t result_value(const cJSON *doc, const char *key, int64_t def) {
   const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(doc, key));
   const cJSON *tab = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(doc, "enums"), "result");
   const cJSON *v = name ? cJSON_GetObjectItemCaseSensitive(tab, name) : NULL;
-  return cJSON_IsNumber(v) ? (int64_t)v->valuedouble : def;
+  /* In range before the cast: converting 1e30 or NaN to int64_t is undefined. */
+  return cJSON_IsNumber(v) && v->valuedouble >= -9e18 && v->valuedouble <= 9e18 ? (int64_t)v->valuedouble : def;
 }
 
 int ls_apidb_rc_ok(const struct ls_apidb *db, unsigned family, int64_t rc) {
