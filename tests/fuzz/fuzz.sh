@@ -84,10 +84,13 @@ for t in $TARGETS; do
     rules) opts="-max_len=65536 -dict=$SRC/tests/fuzz/rules.dict" ;;
     compare) opts="-max_len=8192" ;;
   esac
+  # Inputs that once failed (tests/fuzz/regress/TARGET/) run first, every time.
+  regress=
+  [ -d "$SRC/tests/fuzz/regress/$t" ] && regress="$SRC/tests/fuzz/regress/$t"
   echo "fuzz: $t for ${SECS}s"
   # shellcheck disable=SC2086
   if ! "$WORK/bin/fuzz_$t" -max_total_time="$SECS" -timeout=20 -rss_limit_mb=2048 -print_final_stats=1 \
-      -artifact_prefix="$WORK/crashes/$t-" $opts ${LS_FUZZ_OPTS:-} "$WORK/corpus/$t" "$WORK/seeds/$t" \
+      -artifact_prefix="$WORK/crashes/$t-" $opts ${LS_FUZZ_OPTS:-} "$WORK/corpus/$t" "$WORK/seeds/$t" $regress \
       > "$WORK/$t.log" 2>&1; then
     echo "FAIL fuzz_$t: a crash, leak, timeout or contract failure; the input is in $WORK/crashes/" >&2
     tail -n 60 "$WORK/$t.log" >&2
