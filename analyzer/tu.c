@@ -121,6 +121,29 @@ static const char *spelling(struct conv *c, CXCursor cur) {
 
 static ls_entity *entity_of_usr(struct conv *c, CXCursor ref, enum ls_ent_kind kind);
 
+/* Declared not to return: __attribute__((noreturn)) shows in the function's type; C11
+ * _Noreturn and [[noreturn]] are specifiers, found among the tokens before the name.
+ * Asked once per declaration and TU (the entity cache), so tokenizing stays cheap. */
+static int declared_noreturn(struct conv *c, CXCursor decl) {
+  CXString ts = clang_getTypeSpelling(clang_getCursorType(decl));
+  int nr = strstr(clang_getCString(ts), "noreturn") != NULL;
+  clang_disposeString(ts);
+  if (nr)
+    return 1;
+  CXSourceRange r = clang_getRange(clang_getRangeStart(clang_getCursorExtent(decl)), clang_getCursorLocation(decl));
+  CXToken *toks = NULL;
+  unsigned nt = 0;
+  clang_tokenize(c->tu, r, &toks, &nt);
+  for (unsigned i = 0; i < nt && !nr; i++) {
+    CXString sp = clang_getTokenSpelling(c->tu, toks[i]);
+    const char *t = clang_getCString(sp);
+    nr = !strcmp(t, "_Noreturn") || !strcmp(t, "noreturn") || !strcmp(t, "__noreturn__");
+    clang_disposeString(sp);
+  }
+  clang_disposeTokens(c->tu, toks, nt);
+  return nr;
+}
+
 static ls_entity *entity_of(struct conv *c, CXCursor ref, enum ls_ent_kind kind) {
   if (2 * (c->refs_n + 1) > c->refs_cap) {
     size_t nc = c->refs_cap ? 2 * c->refs_cap : 1024;
@@ -145,6 +168,8 @@ static ls_entity *entity_of(struct conv *c, CXCursor ref, enum ls_ent_kind kind)
     j = (j + 1) & (c->refs_cap - 1);
   }
   ls_entity *e = entity_of_usr(c, ref, kind);
+  if (kind == LS_ENT_FUNC && !e->rule_noreturn && !e->def && declared_noreturn(c, ref))
+    e->rule_noreturn = 1;
   c->refs_tab[j].decl = ref;
   c->refs_tab[j].e = e;
   c->refs_tab[j].kind = kind;

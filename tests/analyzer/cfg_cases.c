@@ -38,6 +38,13 @@ void noreturn_call(void) {
   if (p()) exit(1);
   a();
 }
+_Noreturn void die(void);
+__attribute__((noreturn)) void die2(const char *why);
+void declared_noreturn(void) {
+  if (p()) die();
+  if (p()) die2("x");
+  a();
+}
 void ternary(void) {
   int v = p() ? p() : 0;
   (void)v;
