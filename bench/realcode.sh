@@ -137,8 +137,8 @@ pkg_hdf5() {
   fetch hdf5 hdf5 '*'
   local s=$W/src/hdf5
   # Its configure writes src/H5pubconf.h (H5_HAVE_PARALLEL...) in a minute or two. Its CMake
-  # (which would give a compile_commands.json) fails with CMake 3.25 at the _Quad try_run
-  # (pac_Cconftest.out not found), so per-file flags it is.
+  # would give a compile_commands.json (if run from the build dir: a try_run writes into the
+  # cwd), but lint -p cannot use it: GCC-only flags (-fstdarg-opt) and mpicc's implicit -I.
   if [ ! -f "$s/src/H5pubconf.h" ]; then
     ( cd "$s" && CC=mpicc ./configure --enable-parallel --disable-fortran --disable-cxx \
         --disable-hl --disable-tools --without-zlib --without-szlib ) > "$W/hdf5-configure.log" 2>&1 ||

@@ -23,6 +23,7 @@ def reason(msg):
     text = m.group(1) if m else msg
     first = re.search(r"'([^']*)'", text)
     text = re.sub(r"'[^']*'", "'X'", text)
+    text = re.sub(r" \(aka 'X'\)", "", text)
     text = text.split(";")[0][:70]
     return text, (first.group(1)[:40] if first else "")
 
