@@ -64,8 +64,14 @@ foreach(_fx ${_mpi_fixtures})
                    ${_mpi_bin}/work/${_name} ${_flags})
   # Serial: 4 ranks already oversubscribe a CI machine, and the watchdog's 3 s must not
   # fire on a correct program because other tests starve it.
+  set(_env ${_mpi_env})
+  if(_name IN_LIST LOCKSTEP_MPI_WATCHDOG)
+    # These test the watchdog's path: the online check (t_online_mpi) would end the
+    # run first under --policy exit.
+    list(APPEND _env "LOCKSTEP_ONLINE=0")
+  endif()
   set_tests_properties(mpi.run.${_name} PROPERTIES TIMEOUT 90 RUN_SERIAL TRUE
-                       ENVIRONMENT "${_mpi_env}" LABELS "mpi;runtime")
+                       ENVIRONMENT "${_env}" LABELS "mpi;runtime")
 endforeach()
 
 foreach(_prog rc_passthrough wait_family threads_many)

@@ -73,12 +73,18 @@ LS_HIDDEN void ls_dev_shutdown(void); /* exit handler: final poll, then driver o
 LS_HIDDEN void ls_dev_reset_after_fork(void);
 
 /* Side channel (online.c), driven by the watchdog thread. */
-LS_HIDDEN void ls_online_tick(void);
+/* `idle`: no sequenced call of this process is pending (all returned and complete). */
+LS_HIDDEN void ls_online_tick(int idle);
 LS_HIDDEN void ls_online_shutdown(void); /* exit: unlink the shared files */
 LS_HIDDEN void ls_online_reset_after_fork(void);
 
 /* Watchdog (watchdog.c). */
 LS_HIDDEN void ls_watchdog_start(void);
+/* LOCKSTEP_POLICY applied to communicator `comm` (report: nothing; exit: no return). */
+LS_HIDDEN void ls_apply_policy(uint64_t comm);
+/* 1 if the sequenced call is not returned or not complete on the device, 0 if done
+ * (or unsequenced), -1 if claimed but not yet written. */
+LS_HIDDEN int ls_rec_pending(const struct ls_trace_record *r);
 LS_HIDDEN void ls_watchdog_reset_after_fork(void);
 
 #endif

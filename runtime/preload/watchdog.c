@@ -19,6 +19,7 @@
 #include "internal.h"
 
 static int g_started;
+static int pending(const struct ls_trace_record *r);
 static uint64_t g_lowwater;
 static uint64_t g_faulted; /* records [0, g_faulted) have their pages mapped writable */
 
@@ -54,6 +55,10 @@ static void prefault(void) {
       __atomic_fetch_or((uint32_t *)p, 0u, __ATOMIC_RELAXED);
   }
   g_faulted = want;
+}
+
+int ls_rec_pending(const struct ls_trace_record *r) {
+  return pending(r);
 }
 
 static int pending(const struct ls_trace_record *r) {
@@ -169,11 +174,18 @@ static void fire(uint64_t index, struct ls_trace_record *r, uint64_t now) {
                    (unsigned long long)r->comm_id, (double)(now - r->t_enter_ns) / 1e9, lastbuf);
   if (n > 0)
     (void)!write(2, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
-  if (ls_g.policy == LS_POLICY_EXIT)
+  ls_apply_policy(r->comm_id);
+}
+
+/* LOCKSTEP_POLICY on communicator `comm` (a hang here, a mismatch in online.c). */
+void ls_apply_policy(uint64_t comm) {
+  if (ls_g.policy == LS_POLICY_EXIT) {
+    ls_trace_sync();
     _exit(LS_EXIT_CODE);
+  }
   if (ls_g.policy == LS_POLICY_ABORT) {
     uint16_t fam = 0;
-    const void *h = ls_comm_handle_by_id(r->comm_id, &fam);
+    const void *h = ls_comm_handle_by_id(comm, &fam);
     ls_abort_fn fn = ls_abort_hook_for(fam);
     if (h && fn)
       fn(h);
@@ -192,7 +204,6 @@ static void *watchdog_main(void *arg) {
       return NULL;
     prefault();
     ls_dev_poll();
-    ls_online_tick();
     uint64_t lim = ls_rec_limit();
     uint64_t i = g_lowwater;
     while (i < lim) {
@@ -204,6 +215,7 @@ static void *watchdog_main(void *arg) {
       i++;
     }
     g_lowwater = i;
+    ls_online_tick(i == lim); /* nothing pending: this rank is idle */
     if (!ls_g.timeout_ns)
       continue;
     /* The oldest pending call of each communicator (later ones on a communicator

@@ -3,7 +3,7 @@
 # the shared files are gone after both exit.
 . "$(dirname "$0")/lib.sh"
 export LOCKSTEP_ONLINE_DIR="$T/shm" LS_TEST_LINGER_MS=800 LD_LIBRARY_PATH="$LS_FAKECUDA"
-mkdir -p "$LOCKSTEP_ONLINE_DIR"
+mkdir -p -m 700 "$LOCKSTEP_ONLINE_DIR"
 run_pair() { # how
   for r in 0 1; do
     RANK=$r WORLD_SIZE=2 LOCKSTEP_TRACE_DIR="$T/$1" LD_PRELOAD="$LS_LIB" \
@@ -14,10 +14,10 @@ run_pair() { # how
 run_pair op
 for r in 0 1; do
   other=$((1 - r))
-  grep -Eq "^lockstep: rank $r: seq 1 nccl[A-Za-z]+ on comm [0-9a-f]{16} differs from rank $other: .* here, .* on rank $other\$" "$T/op.err$r" ||
+  grep -Eq "^lockstep: rank $r: seq 1 nccl[A-Za-z]+ on comm [0-9a-f]{16} differs from rank $other \(op-mismatch\): .* here, .* on rank $other\$" "$T/op.err$r" ||
     fail "rank $r did not report the difference: $(cat "$T/op.err$r")"
 done
-grep -q 'seq 1 ncclAllReduce on comm .* differs from rank 1: ncclAllReduce(count=8, dtype=7, redop=0) here, ncclBroadcast(count=8, dtype=7, root=0) on rank 1' "$T/op.err0" ||
+grep -q 'seq 1 ncclAllReduce on comm .* differs from rank 1 (op-mismatch): ncclAllReduce(count=8, dtype=7, redop=0) at ls_prog_nccl+0x[0-9a-f]* here, ncclBroadcast(count=8, dtype=7, root=0) at ls_prog_nccl+0x[0-9a-f]* on rank 1' "$T/op.err0" ||
   fail "rank 0's description: $(cat "$T/op.err0")"
 for f in "$T"/op/*.lstrace; do
   "$LS_DUMP" "$f" | grep -q 'api=lockstep_mismatch .* aux0=1 ' || fail "no mismatch record in $f"

@@ -1,0 +1,54 @@
+# Foreign and corrupted side-channel messages are rejected, reported once, and never
+# trusted: ranks with different job secrets (another job's process) and a garbage
+# file under the channel's name. The traces are written and compare still works.
+. "$(dirname "$0")/lib.sh"
+export LD_LIBRARY_PATH="$LS_FAKECUDA" LOCKSTEP_ONLINE_DIR="$T/ch"
+mkdir -m 700 "$T/ch"
+# different secrets: whoever maps second rejects the header (or a message) and says so
+for r in 0 1; do
+  LOCKSTEP_JOB_SECRET=$(printf '%032x' $((r + 1))) LS_TEST_LINGER_MS=800 RANK=$r WORLD_SIZE=2 \
+    LOCKSTEP_TRACE_DIR="$T/f" LD_PRELOAD="$LS_LIB" "$LS_PROG" diverge op 2> "$T/f.err$r" &
+done
+wait
+cat "$T"/f.err* | grep -q 'rejected .* (foreign or corrupted)' || fail "foreign not rejected: $(cat "$T"/f.err*)"
+cat "$T"/f.err* | grep -q 'differs' && fail "a foreign message was trusted: $(cat "$T"/f.err*)"
+[ "$(cat "$T"/f.err* | grep -c rejected)" -le 2 ] || fail "rejection reported more than once per rank"
+"$LS_BIN" compare "$T/f" > /dev/null 2>&1; [ $? -eq 1 ] || fail "compare lost the divergence"
+# a corrupted file: learn the channel file's name from a run, then plant garbage there
+rm -f "$T/ch"/*
+for r in 0 1; do
+  LS_TEST_LINGER_MS=2500 RANK=$r WORLD_SIZE=2 LOCKSTEP_TRACE_DIR="$T/c" LD_PRELOAD="$LS_LIB" \
+    "$LS_PROG" diverge none 2> /dev/null &
+done
+name=
+for i in $(seq 40); do
+  name=$(ls "$T/ch" | grep '\.fp$' | head -1)
+  [ -n "$name" ] && break
+  sleep 0.05
+done
+wait
+[ -n "$name" ] || fail "no channel file seen"
+head -c 300000 /dev/urandom > "$T/ch/$name"
+chmod 600 "$T/ch/$name"
+rm -f "$T/c"/*.lstrace # same trace dir (it keys the name), fresh traces
+for r in 0 1; do
+  LS_TEST_LINGER_MS=800 RANK=$r WORLD_SIZE=2 LOCKSTEP_TRACE_DIR="$T/c" LD_PRELOAD="$LS_LIB" \
+    "$LS_PROG" diverge op 2> "$T/c.err$r" &
+done
+wait
+for r in 0 1; do
+  grep -q "^lockstep: rank $r: side channel .*$name: rejected its header (foreign or corrupted); online check off" "$T/c.err$r" ||
+    fail "rank $r: garbage not rejected: $(cat "$T/c.err$r")"
+  [ "$(wc -l < "$T/c.err$r")" -eq 1 ] || fail "rank $r said more: $(cat "$T/c.err$r")"
+done
+"$LS_BIN" compare "$T/c" > /dev/null 2>&1; [ $? -eq 1 ] || fail "compare lost the divergence"
+# a directory open to others is not used
+chmod 755 "$T/ch"; rm -f "$T/ch"/*
+for r in 0 1; do
+  LS_TEST_LINGER_MS=300 RANK=$r WORLD_SIZE=2 LOCKSTEP_TRACE_DIR="$T/o" LD_PRELOAD="$LS_LIB" \
+    "$LS_PROG" diverge op 2> "$T/o.err$r" &
+done
+wait
+grep -q 'online check off: side-channel directory .* is not a directory of this user closed to others' "$T/o.err0" ||
+  fail "open directory used: $(cat "$T/o.err0")"
+echo ok
