@@ -216,6 +216,20 @@ int ls_cmd_run(int argc, char **argv) {
     setenv("LOCKSTEP_POLICY", policy, 1);
   if (capacity)
     setenv("LOCKSTEP_TRACE_CAPACITY", capacity, 1);
+  /* The online side channel's per-job key (runtime/README.md): 128 random bits the
+   * job's processes inherit and nobody else knows. An outer `lockstep run` wins. */
+  if (!getenv("LOCKSTEP_JOB_SECRET")) {
+    unsigned char key[16];
+    FILE *ur = fopen("/dev/urandom", "rb");
+    if (ur && fread(key, 1, sizeof key, ur) == sizeof key) {
+      char hex[33];
+      for (int b = 0; b < 16; b++)
+        snprintf(hex + 2 * b, 3, "%02x", key[b]);
+      setenv("LOCKSTEP_JOB_SECRET", hex, 1);
+    }
+    if (ur)
+      fclose(ur);
+  }
 
   /* Like system(): the terminal's SIGINT/SIGQUIT reach the child's process group
    * anyway; we wait for it. SIGTERM/SIGHUP sent to us are forwarded. */
