@@ -791,6 +791,92 @@ class Suite:
         self.summary["steps"]["bench"] = res
         self.md += md
 
+    # ------------------------------------------------------------ 6. online (issue 7)
+    def step_online(self):
+        """Detection latency of the side channel (divergent call -> report line, same
+        host CLOCK_MONOTONIC) for op, count and skip, and all-reduce cost with online
+        detection on / off / no lockstep. Bounded: <= ~90 s."""
+        md = [f"## 6. Online detection (issue 7; {self.n} ranks, LOCKSTEP_TIMEOUT 6 s, "
+              "LOCKSTEP_SKIP_MS 500)", ""]
+        res = {"latency_ms": {}, "lines": {}, "bench": {}}
+        if not self.have_run:
+            self.md += md + ["lockstep not available: skipped", ""]
+            self.summary["steps"]["online"] = res
+            return
+        prog = os.path.join(self.bin, "online_latency")
+        pat_t = re.compile(r"\[t=([0-9]+\.[0-9]+)\]")
+        pat_d = re.compile(r"DIVERGE rank=\d+ how=(\w+) t=([0-9]+\.[0-9]+)")
+        os.environ["LOCKSTEP_ONLINE_TIMESTAMPS"] = "1"
+        try:
+            for how in ("op", "count", "skip"):
+                if self.left() < 30:
+                    break
+                cmd = self.mpirun(["-x", "LOCKSTEP_ONLINE_TIMESTAMPS", prog, how, 8])
+                cmd = self.under_lockstep(os.path.join(self.work, "traces", f"online-{how}"), cmd, 6)
+                rc, lines, el = self.run(f"online-{how}", cmd, 25)
+                t_div, first = None, None
+                for _, ln in lines:
+                    m = pat_d.search(ln)
+                    if m:
+                        t_div = float(m.group(2))
+                    if ln.startswith("lockstep: rank") and ("differs" in ln or "skipped" in ln):
+                        m = pat_t.search(ln)
+                        if m and (first is None or float(m.group(1)) < first[0]):
+                            first = (float(m.group(1)), ln)
+                lat = (first[0] - t_div) * 1e3 if first and t_div else None
+                res["latency_ms"][how] = lat
+                res["lines"][how] = first[1] if first else None
+        finally:
+            os.environ.pop("LOCKSTEP_ONLINE_TIMESTAMPS", None)
+        md += ["| divergence | latency: divergent call -> first report (ms) | target | first report |",
+               "|---|---|---|---|"]
+        for how, tgt in (("op", "< 100"), ("count", "< 100"), ("skip", "well before 6000")):
+            lat = res["latency_ms"].get(how)
+            md.append(f"| {how} | {f3(lat) if lat is not None else 'not detected'} | {tgt} | "
+                      f"`{(res['lines'].get(how) or '')[:160]}` |")
+        # all-reduce cost: online on (step 5's lockstep runs) vs off vs no lockstep, one round
+        bprog = os.path.join(self.bin, "gpu_allreduce_bench")
+        csvp = os.path.join(self.out, "bench_online.csv")
+        if os.path.exists(csvp):
+            os.remove(csvp)
+        for label in ("plain", "online-on", "online-off"):
+            if self.left() < 25:
+                break
+            cmd = self.mpirun(["-x", "LOCKSTEP_ONLINE", bprog, csvp, label, 5000, 60, 256])
+            if label != "plain":
+                cmd = self.under_lockstep(os.path.join(self.work, "traces", f"bench-{label}"), cmd, 60)
+            os.environ["LOCKSTEP_ONLINE"] = "0" if label == "online-off" else "1"
+            try:
+                self.run(f"bench-{label}", cmd, 40)
+            finally:
+                os.environ.pop("LOCKSTEP_ONLINE", None)
+        rows = list(csv.DictReader(open(csvp))) if os.path.exists(csvp) else []
+        for size in ("8", str(256 << 20)):
+            def med(lab):
+                v = [float(x["median_us"]) for x in rows
+                     if x["bytes"] == size and x["label"] == lab and x["variant"] == "wrapped"]
+                return statistics.median(v) if v else None
+            p, on, off = med("plain"), med("online-on"), med("online-off")
+            res["bench"][size] = {"plain_us": p, "online_on_us": on, "online_off_us": off,
+                                  "on_vs_plain": on / p if on and p else None,
+                                  "on_vs_off": on / off if on and off else None}
+        tq = self.summary["steps"].get("torch", {}).get("cost_us", {})
+        nb, de = tq.get("A/plain/8B"), tq.get("A/detail/8B")
+        md += ["", "| size | no lockstep (us) | online off (us) | online on (us) | on/none | on/off | "
+               "PyTorch DETAIL/neither (step 4) | target |", "|---|---|---|---|---|---|---|---|"]
+        for size, lab, tgt in (("8", "8 B", "<= 1.03"), (str(256 << 20), "256 MiB", "<= 1.005")):
+            x = res["bench"].get(size, {})
+            det = f3(de / nb) if size == "8" and nb and de else "n/a"
+            md.append(f"| {lab} | {f3(x.get('plain_us'))} | {f3(x.get('online_off_us'))} | "
+                      f"{f3(x.get('online_on_us'))} | {f3(x.get('on_vs_plain'))} | "
+                      f"{f3(x.get('on_vs_off'))} | {det} | {tgt} |")
+        md += ["", "Latency: the divergent rank (the last) prints CLOCK_MONOTONIC just before its "
+               "divergent call (or where it skips it); lockstep's lines carry [t=...] "
+               "(LOCKSTEP_ONLINE_TIMESTAMPS=1); the first report on any rank counts. Bench: one "
+               "process per label, 5000 8-byte and 60 256-MiB iterations, interposed variant.", ""]
+        self.summary["steps"]["online"] = res
+        self.md += md
+
     # ------------------------------------------------------------ finish
     def verdicts(self):
         """One line per step for the top of the report and the console."""
@@ -823,6 +909,12 @@ class Suite:
             out.append(f"bench: 8 B in-process {f3(x8.get('in_process_ratio'))} (target <= 1.03), cross-process "
                        f"{f3(x8.get('cross_process_ratio'))}; 256 MiB in-process {f3(xl.get('in_process_ratio'))} "
                        f"(target <= 1.005), cross-process {f3(xl.get('cross_process_ratio'))}")
+        o = st.get("online")
+        if o:
+            lat = o.get("latency_ms", {})
+            out.append("online: latency ms " + ", ".join(
+                f"{k} {f3(v) if v is not None else 'not detected'}" for k, v in lat.items())
+                + "; 8 B on/none " + f3(o.get("bench", {}).get("8", {}).get("on_vs_plain")))
         return out
 
     def finish(self):
@@ -875,7 +967,7 @@ def main():
     ap.add_argument("--budget", type=float, default=480)
     ap.add_argument("--date", default=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"))
     ap.add_argument("--machine", default=None)
-    ap.add_argument("--steps", default="native,timing,matrix,torch,bench")
+    ap.add_argument("--steps", default="native,timing,matrix,torch,bench,online")
     a = ap.parse_args()
     a.machine = a.machine or f"h200x{a.nranks}"
     # mpirun forwards it with -x, so it must exist; fixtures wait this long at the end.
@@ -884,7 +976,7 @@ def main():
     s.machine_env()
     s.probe()
     steps = a.steps.split(",")
-    for st in ("native", "timing", "matrix", "torch", "bench"):
+    for st in ("native", "timing", "matrix", "torch", "bench", "online"):
         if st not in steps:
             continue
         if s.left() < 20:
