@@ -6,7 +6,8 @@
 # Env: LOCKSTEP (binary, default build/lockstep), CLANG (default clang-19),
 #      RUNS (default 5), LINES (generated TU size, default 20000),
 #      BASE_UNITS (1x function size, default 8), WORK (scratch dir),
-#      INSTR (1: also count instructions with valgrind, if installed; default 1).
+#      INSTR (1: also count instructions with valgrind, if installed; default 1),
+#      FIXTURES (0: skip the per-fixture runs, the slowest part; default 1).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -40,14 +41,17 @@ for k in 0 1 4 16; do
   series+=(--series "$k=$WORK/gen_single_$k.c")
 done
 
-mapfile -t fixtures < <(find fixtures -type f \( -name '*.c' -o -name '*.cu' \) 2>/dev/null | sort)
+fixtures=()
+if [ "${FIXTURES:-1}" != 0 ]; then
+  mapfile -t fixtures < <(find fixtures -type f \( -name '*.c' -o -name '*.cu' \) 2>/dev/null | sort)
+fi
 
 cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
 echo "Date: $(date -u '+%Y-%m-%d %H:%M UTC'); machine: $(nproc) cores, ${cpu}, $(uname -r);" \
      "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "lockstep: $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')" \
      "(${LOCKSTEP#$root/}); clang: $("$CLANG" --version | head -1)"
-echo "Command: RUNS=$RUNS LINES=$LINES BASE_UNITS=$BASE_UNITS INSTR=$INSTR bench/lint_bench.sh"
+echo "Command: RUNS=$RUNS LINES=$LINES BASE_UNITS=$BASE_UNITS INSTR=$INSTR FIXTURES=${FIXTURES:-1} bench/lint_bench.sh"
 echo
 python3 bench/lint_measure.py --lockstep "$LOCKSTEP" --clang "$CLANG" --phase-shim "$shim" \
   --runs "$RUNS" --json "$WORK/results.json" "${instr[@]}" \
