@@ -39,7 +39,7 @@ static uint64_t finding_key(const char *rule, const char *file, unsigned line, u
 }
 
 static void seen_insert(struct ctx *c, ls_finding *f) {
-  if (2 * (c->findings->n + 1) > c->seencap) {
+  if (!c->seen || 2 * (c->findings->n + 1) > c->seencap) {
     size_t nc = c->seencap ? 2 * c->seencap : 256;
     ls_finding **ns = calloc(nc, sizeof *ns);
     if (!ns)

@@ -155,9 +155,8 @@ static void translate(ls_arena *a, struct input *in, CXCompileCommand cmd, const
       char ra[PATH_MAX], rel[PATH_MAX * 2];
       snprintf(rel, sizeof rel, "%s/%s", dir && *dir && arg[0] != '/' ? dir : "", arg);
       const char *cand = dir && *dir && arg[0] != '/' ? rel : arg;
-      if (!strcmp(arg, file) || (arg[0] != '-' && realpath(cand, ra) && !strcmp(ra, real_file)))
-        done = 1; /* the source file itself; libclang adds it */
-      else
+      /* All but the source file itself, which libclang adds. */
+      if (strcmp(arg, file) && (arg[0] == '-' || !realpath(cand, ra) || strcmp(ra, real_file)))
         keep = ls_strdup(a, arg);
     }
     if (keep)
@@ -200,8 +199,10 @@ static int load_cdb(ls_arena *a, const char *dir, char **named, int nnamed, ls_v
     int want = nnamed == 0;
     for (int k = 0; k < nnamed; k++) {
       char rn[PATH_MAX];
-      if (realpath(named[k], rn) && !strcmp(rn, real))
-        want = seen[k] = 1;
+      if (realpath(named[k], rn) && !strcmp(rn, real)) {
+        seen[k] = 1;
+        want = 1;
+      }
     }
     if (want) {
       struct input *in = ls_alloc(a, sizeof *in);

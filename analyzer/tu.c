@@ -20,9 +20,11 @@ ls_program *ls_program_new(const ls_rules *rules) {
   p->arena = ls_arena_new();
   p->rules = rules;
   p->ents = calloc(1, sizeof *p->ents);
+  if (!p->ents)
+    abort();
   p->ents->cap = 4096;
   p->ents->slot = calloc(p->ents->cap, sizeof *p->ents->slot);
-  if (!p->ents || !p->ents->slot)
+  if (!p->ents->slot)
     abort();
   return p;
 }
