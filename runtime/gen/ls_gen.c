@@ -34,6 +34,8 @@ static char *slurp(const char *path) {
     die("%s: cannot open", path);
   fseek(f, 0, SEEK_END);
   long n = ftell(f);
+  if (n < 0)
+    die("%s: cannot read", path);
   fseek(f, 0, SEEK_SET);
   char *buf = malloc((size_t)n + 1);
   if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n)

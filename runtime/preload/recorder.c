@@ -290,7 +290,10 @@ static const char *env_first(const char *const *names) {
 
 static int env_int(const char *const *names, int dflt) {
   const char *v = env_first(names);
-  return v ? atoi(v) : dflt;
+  char *end = NULL;
+  long x = v ? strtol(v, &end, 10) : 0;
+  /* Not a number, or out of int's range (atoi's undefined case): not set. */
+  return v && end != v && !*end && x >= INT_MIN && x <= INT_MAX ? (int)x : dflt;
 }
 
 static void errmsg(const char *what, const char *path, int err) {
@@ -553,7 +556,8 @@ static void read_config(void) {
   g_record_queries = q && *q && strcmp(q, "0") != 0;
   const char *t = getenv("LOCKSTEP_TIMEOUT");
   double sec = t && *t ? strtod(t, NULL) : 60.0;
-  ls_g.timeout_ns = sec > 0 ? (uint64_t)(sec * 1e9) : 0;
+  /* 1e30 or inf would overflow the cast (undefined): cap at about 30 years. */
+  ls_g.timeout_ns = sec > 0 ? (uint64_t)((sec < 1e9 ? sec : 1e9) * 1e9) : 0;
   const char *p = getenv("LOCKSTEP_POLICY");
   ls_g.policy = LS_POLICY_REPORT;
   if (p && !strcmp(p, "abort"))
@@ -561,7 +565,8 @@ static void read_config(void) {
   else if (p && !strcmp(p, "exit"))
     ls_g.policy = LS_POLICY_EXIT;
   const char *pm = getenv("LOCKSTEP_POLL_MS");
-  ls_g.poll_ms = pm && *pm ? (unsigned)atoi(pm) : 10;
+  unsigned long pmv = pm && *pm ? strtoul(pm, NULL, 10) : 10;
+  ls_g.poll_ms = pmv > 60000 ? 60000 : (unsigned)pmv;
   if (ls_g.poll_ms == 0)
     ls_g.poll_ms = 1;
 }

@@ -164,7 +164,7 @@ static int64_t result_value(const cJSON *doc, const char *key, int64_t def) {
   const cJSON *tab = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(doc, "enums"), "result");
   const cJSON *v = name ? cJSON_GetObjectItemCaseSensitive(tab, name) : NULL;
   /* In range before the cast: converting 1e30 or NaN to int64_t is undefined. */
-  return cJSON_IsNumber(v) && v->valuedouble >= -9e18 && v->valuedouble <= 9e18 ? (int64_t)v->valuedouble : def;
+  return v && cJSON_IsNumber(v) && v->valuedouble >= -9e18 && v->valuedouble <= 9e18 ? (int64_t)v->valuedouble : def;
 }
 
 int ls_apidb_rc_ok(const struct ls_apidb *db, unsigned family, int64_t rc) {

@@ -111,7 +111,7 @@ static void forward(int sig) {
 /* Option value from "--opt VALUE" or "--opt=VALUE"; advances *i. NULL on a mismatch. */
 static const char *opt_value(int argc, char **argv, int *i, const char *name, int *err) {
   size_t n = strlen(name);
-  if (strncmp(argv[*i], name, n))
+  if (strncmp(argv[*i], name, n)) // NOLINT(clang-analyzer-core.NonNullParamChecker): argv[i < argc] is never NULL
     return NULL;
   if (argv[*i][n] == '=')
     return argv[*i] + n + 1;
@@ -148,7 +148,7 @@ int ls_cmd_run(int argc, char **argv) {
       capacity = v;
     else if (err)
       return 2;
-    else if (argv[i][0] == '-') {
+    else if (argv[i][0] == '-') { // NOLINT(clang-analyzer-core.NullDereference): argv[i < argc] is never NULL
       fprintf(stderr, "lockstep run: unknown option '%s'\n", argv[i]);
       usage(stderr);
       return 2;

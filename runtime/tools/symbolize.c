@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -177,7 +178,8 @@ static int run_batch(struct sym_module *m, size_t from, size_t to) {
       if (disc)
         *disc = 0;
       char *colon = strrchr(line, ':');
-      int ln = colon ? atoi(colon + 1) : 0;
+      long lnl = colon ? strtol(colon + 1, NULL, 10) : 0; /* not atoi: no UB on overflow */
+      int ln = lnl > 0 && lnl <= INT_MAX ? (int)lnl : 0;
       if (colon && ln > 0 && strncmp(line, "??", 2)) {
         *colon = 0;
         e->file = strdup(line);
