@@ -56,8 +56,11 @@ static void fix_return(ls_arena *a, ls_finding *f) {
   const char *l = ls_source_line(a, f->file, f->line);
   int depth = 1;
   const char *d = strstr(f->message, "(depth ");
-  if (d && sscanf(d, "(depth %d)", &depth) != 1)
-    depth = 1;
+  if (d) { /* not sscanf: no undefined behaviour on an out-of-range number */
+    char *e;
+    long v = strtol(d + 7, &e, 10);
+    depth = e == d + 7 ? 1 : v >= 1 && v <= 4 ? (int)v : 0;
+  }
   if (!l || depth < 1 || depth > 4 || strlen(l) < f->col || strncmp(l + f->col - 1, "return", 6) ||
       (l[f->col + 5] != ' ' && l[f->col + 5] != ';' && l[f->col + 5] != '('))
     return;
@@ -65,12 +68,12 @@ static void fix_return(ls_arena *a, ls_finding *f) {
   if (end < 0)
     return;
   size_t n = (size_t)end + 1 - (f->col - 1);
-  char *text = ls_alloc(a, n + 16 * (size_t)depth + 8);
-  strcpy(text, "{ ");
+  size_t cap = n + 16 * (size_t)depth + 8, k;
+  char *text = ls_alloc(a, cap);
+  k = (size_t)snprintf(text, cap, "{ ");
   for (int i = 0; i < depth; i++)
-    strcat(text, "ncclGroupEnd(); ");
-  strncat(text, l + f->col - 1, n);
-  strcat(text, " }");
+    k += (size_t)snprintf(text + k, cap - k, "ncclGroupEnd(); ");
+  snprintf(text + k, cap - k, "%.*s }", (int)n, l + f->col - 1);
   ls_fix *fx = ls_alloc(a, sizeof *fx);
   fx->desc = "close the group before returning";
   fx->nedits = 1;
