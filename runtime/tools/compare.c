@@ -131,7 +131,7 @@ static struct ls_comm *comm_get(struct ls_compare *c, uint64_t id, unsigned inc,
     cm->size = size;
   if (rank >= cm->nslots) {
     int n = rank + 1 > 2 * cm->nslots ? rank + 1 : 2 * cm->nslots;
-    cm->ranks = realloc(cm->ranks, (size_t)n * sizeof *cm->ranks);
+    cm->ranks = realloc(cm->ranks, (size_t)n * sizeof *cm->ranks); // NOLINT(clang-analyzer-optin.portability.UnixAPI): n >= rank + 1 >= 1
     memset(cm->ranks + cm->nslots, 0, (size_t)(n - cm->nslots) * sizeof *cm->ranks);
     cm->nslots = n;
   }
