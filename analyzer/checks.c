@@ -1175,6 +1175,8 @@ void ls_checks_run(ls_program *p, ls_vec *findings) {
   struct ctx c = {.p = p, .findings = findings};
   for (size_t i = 0; i < order.n; i++)
     analyze(&c, order.v[i]);
+  for (size_t i = 0; i < order.n; i++)
+    ls_check_contracts(p, order.v[i], findings);
   if (getenv("LOCKSTEP_LINT_STATS"))
     fprintf(stderr, "lockstep lint: cfg %.3fs, taint %.3fs, checks %.3fs\n", t1 - t0, t2 - t1, ls_cpu_now() - t2);
   free(order.v);

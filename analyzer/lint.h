@@ -28,7 +28,7 @@ void ls_vec_push(ls_vec *v, void *p);
 enum ls_role {
   LS_ROLE_NONE, LS_ROLE_SENDBUF, LS_ROLE_RECVBUF, LS_ROLE_COUNT, LS_ROLE_DTYPE, LS_ROLE_REDOP,
   LS_ROLE_ROOT, LS_ROLE_PEER, LS_ROLE_COMM, LS_ROLE_STREAM, LS_ROLE_OUT_RANK, LS_ROLE_OUT_SIZE,
-  LS_ROLE_REQUEST, LS_ROLE_COUNTS, LS_ROLE_OTHER
+  LS_ROLE_REQUEST, LS_ROLE_COUNTS, LS_ROLE_OUT_ASYNC_STATE, LS_ROLE_OTHER
 };
 enum ls_kind {
   LS_KIND_OTHER, LS_KIND_COLLECTIVE, LS_KIND_P2P, LS_KIND_GROUP_START, LS_KIND_GROUP_END,
@@ -58,6 +58,7 @@ typedef struct ls_rules {
   ls_rule_fn *fns; int nfns;
   ls_rule_src *srcs; int nsrcs;
   const char **noreturn; int nnoreturn;
+  const char **pending; int npending; /* top-level `pending` of each file (ncclInProgress) */
   int nfiles;
 } ls_rules;
 /* Loads and validates `path` into r (allocated in a). On error prints
@@ -218,6 +219,8 @@ typedef struct ls_finding {
   struct ls_fix *fix;       /* a mechanical fix (fixit.c), or NULL */
 } ls_finding;
 void ls_checks_run(ls_program *p, ls_vec *findings);
+/* The API-contract checks (check_contracts.c), per analyzed function, after the others. */
+void ls_check_contracts(ls_program *p, ls_func *f, ls_vec *findings);
 
 /* output / suppression / verify (report.c) */
 const char *ls_source_line(ls_arena *a, const char *file, unsigned line); /* NULL if none */

@@ -16,7 +16,7 @@ static const struct { const char *name; enum ls_role role; } role_names[] = {
     {"dtype", LS_ROLE_DTYPE},     {"redop", LS_ROLE_REDOP},     {"root", LS_ROLE_ROOT},
     {"peer", LS_ROLE_PEER},       {"comm", LS_ROLE_COMM},       {"stream", LS_ROLE_STREAM},
     {"out_rank", LS_ROLE_OUT_RANK}, {"out_size", LS_ROLE_OUT_SIZE}, {"request", LS_ROLE_REQUEST},
-    {"counts", LS_ROLE_COUNTS},
+    {"counts", LS_ROLE_COUNTS},   {"out_async_state", LS_ROLE_OUT_ASYNC_STATE},
 };
 static const struct { const char *name; enum ls_kind kind; } kind_names[] = {
     {"collective", LS_KIND_COLLECTIVE}, {"p2p", LS_KIND_P2P},
@@ -325,6 +325,22 @@ int ls_rules_load(ls_rules *r, ls_arena *a, const char *path) {
     }
     r->noreturn = grow(r->noreturn, r->nnoreturn, sizeof *r->noreturn);
     r->noreturn[r->nnoreturn++] = ls_strdup(a, it->valuestring);
+  }
+  /* `pending`: the result that means "not finished yet" (check_contracts.c); several
+   * files may each name one */
+  const cJSON *pend = cJSON_GetObjectItemCaseSensitive(root, "pending");
+  if (pend) {
+    c.key[0] = 0;
+    if (!cJSON_IsString(pend) || !pend->valuestring[0]) {
+      fail(&c, "\"pending\" must be a non-empty string");
+      goto out;
+    }
+    const char **np = ls_alloc(a, (size_t)(r->npending + 1) * sizeof *np); /* arena: no owner frees it */
+    for (int k = 0; k < r->npending; k++)
+      np[k] = r->pending[k];
+    np[r->npending] = ls_strdup(a, pend->valuestring);
+    r->pending = np;
+    r->npending++;
   }
   if (!fns && !r->nsrcs && !r->nnoreturn) {
     c.key[0] = 0;
