@@ -2,6 +2,7 @@
  * (data, so the text output, SARIF, `lockstep rules` and `lockstep explain` cannot drift
  * apart), and the `rules` / `explain` subcommands. Needs no libclang; lives with lint
  * because only lint's rules are documented here. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <limits.h>
@@ -55,56 +56,6 @@ const char *ls_rules_dir_default(void) {
     return env;
   const char *d = ls_data_dir("rules", LOCKSTEP_RULES_DIR_BUILD, LOCKSTEP_RULES_DIR_INSTALL);
   return d ? d : LOCKSTEP_RULES_DIR_INSTALL;
-}
-
-cJSON *ls_json_read_file(const char *path, const char *what) {
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    fprintf(stderr, "%s: error: cannot read %s\n", path, what);
-    return NULL;
-  }
-  char *text = NULL;
-  size_t len = 0, cap = 0, n;
-  char buf[8192];
-  while ((n = fread(buf, 1, sizeof buf, f)) > 0) {
-    if (len + n + 1 > cap) {
-      cap = (len + n + 1) * 2;
-      char *t = realloc(text, cap);
-      if (!t)
-        abort();
-      text = t;
-    }
-    memcpy(text + len, buf, n);
-    len += n;
-  }
-  int rerr = ferror(f);
-  fclose(f);
-  if (rerr) {
-    fprintf(stderr, "%s: error: cannot read %s\n", path, what);
-    free(text);
-    return NULL;
-  }
-  if (!text && !(text = calloc(1, 1)))
-    abort();
-  text[len] = 0;
-  /* cJSON's error position is global state: take it from return_parse_end instead */
-  const char *end = NULL;
-  cJSON *root = cJSON_ParseWithOpts(text, &end, 1);
-  if (!root) {
-    unsigned line = 1, col = 1;
-    const char *stop = end && end >= text && end <= text + len ? end : text + len;
-    for (const char *s = text; s < stop; s++) {
-      if (*s == '\n') {
-        line++;
-        col = 1;
-      } else {
-        col++;
-      }
-    }
-    fprintf(stderr, "%s:%u:%u: error: invalid JSON in %s\n", path, line, col, what);
-  }
-  free(text);
-  return root;
 }
 
 int ls_rule_docs_load(ls_rule_docs *d, ls_arena *a) {

@@ -9,6 +9,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "integ.h"
 #include "lint.h"
 
 static const struct { const char *name; enum ls_role role; } role_names[] = {
@@ -23,37 +24,6 @@ static const struct { const char *name; enum ls_kind kind; } kind_names[] = {
     {"group_start", LS_KIND_GROUP_START}, {"group_end", LS_KIND_GROUP_END},
     {"rank_query", LS_KIND_RANK_QUERY},   {"size_query", LS_KIND_SIZE_QUERY},
 };
-
-static char *read_file(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return NULL;
-  size_t cap = 1 << 16, n = 0;
-  char *buf = malloc(cap + 1);
-  size_t got;
-  while (buf && (got = fread(buf + n, 1, cap - n, f)) > 0) {
-    n += got;
-    if (n == cap) {
-      char *nb = realloc(buf, 2 * cap + 1);
-      if (!nb) {
-        free(buf);
-        buf = NULL;
-        break;
-      }
-      buf = nb;
-      cap *= 2;
-    }
-  }
-  int err = ferror(f);
-  fclose(f);
-  if (!buf || err) {
-    free(buf);
-    return NULL;
-  }
-  buf[n] = 0;
-  *len = n;
-  return buf;
-}
 
 /* Error context: the file and a key path built while descending. */
 struct ctx {
@@ -234,30 +204,10 @@ static void *grow(void *old, int n, size_t size) {
 
 int ls_rules_load(ls_rules *r, ls_arena *a, const char *path) {
   struct ctx c = {.path = path};
-  size_t len = 0;
-  char *text = read_file(path, &len);
-  if (!text) {
-    fprintf(stderr, "%s: error: cannot read rules file: %s\n", path, strerror(errno ? errno : EIO));
+  /* one reader for every JSON input of lint: file:line:col on a syntax error */
+  cJSON *root = ls_json_read_file(path, "rules file");
+  if (!root)
     return -1;
-  }
-  const char *end = NULL;
-  cJSON *root = cJSON_ParseWithOpts(text, &end, 1);
-  if (!root) {
-    unsigned line = 1, col = 1;
-    const char *stop = end && end >= text && end <= text + len ? end : text + len;
-    for (const char *s = text; s < stop; s++) {
-      if (*s == '\n') {
-        line++;
-        col = 1;
-      } else {
-        col++;
-      }
-    }
-    fprintf(stderr, "%s:%u:%u: error: invalid JSON in rules file\n", path, line, col);
-    free(text);
-    return -1;
-  }
-  free(text);
   int rc = -1, err = 0;
   if (!cJSON_IsObject(root)) {
     fail(&c, "top level must be a JSON object");

@@ -27,9 +27,9 @@ CFLAGS="-std=gnu11 -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -
   -DLOCKSTEP_BUILD_LIBDIR=\"/nonexistent\" -DLOCKSTEP_INSTALL_LIBDIR=\"/nonexistent\""
 
 # The code under test: the trace tools (all of runtime/tools but the front end) and
-# the analyzer's rules loader with its arena.
+# the analyzer's rules loader with its JSON reader and arena.
 objs=""
-for f in "$SRC"/runtime/tools/*.c "$SRC/analyzer/rules.c" "$SRC/analyzer/arena.c"; do
+for f in "$SRC"/runtime/tools/*.c "$SRC/analyzer/rules.c" "$SRC/analyzer/json_file.c" "$SRC/analyzer/arena.c"; do
   case $f in */main.c) continue ;; esac
   o="$WORK/obj/$(basename "$(dirname "$f")")_$(basename "$f" .c).o"
   # shellcheck disable=SC2086
@@ -37,7 +37,7 @@ for f in "$SRC"/runtime/tools/*.c "$SRC/analyzer/rules.c" "$SRC/analyzer/arena.c
   objs="$objs $o"
 done
 tools_objs=$(echo "$objs" | tr ' ' '\n' | grep '/tools_' | tr '\n' ' ')
-rules_objs="$WORK/obj/analyzer_rules.o $WORK/obj/analyzer_arena.o $WORK/obj/tools_apidb.o"
+rules_objs="$WORK/obj/analyzer_rules.o $WORK/obj/analyzer_json_file.o $WORK/obj/analyzer_arena.o $WORK/obj/tools_apidb.o"
 for t in $TARGETS; do
   case $t in
     rules) deps=$rules_objs ;;

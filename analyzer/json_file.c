@@ -1,0 +1,61 @@
+/* json_file.c — the one reader of lint's JSON inputs (rules tables, rule docs,
+ * baselines): reads the whole file and parses it, reporting `file:line:col: error`
+ * on a syntax error (cJSON's error position is global state, so it is taken from
+ * return_parse_end). No dependency beyond cJSON, so the fuzz harnesses link it. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "integ.h"
+
+cJSON *ls_json_read_file(const char *path, const char *what) {
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    fprintf(stderr, "%s: error: cannot read %s: %s\n", path, what, strerror(errno));
+    return NULL;
+  }
+  char *text = NULL;
+  size_t len = 0, cap = 0, n;
+  char buf[8192];
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0) {
+    if (len + n + 1 > cap) {
+      cap = (len + n + 1) * 2;
+      char *t = realloc(text, cap);
+      if (!t)
+        abort();
+      text = t;
+    }
+    memcpy(text + len, buf, n);
+    len += n;
+  }
+  int rerr = ferror(f);
+  fclose(f);
+  if (rerr) {
+    fprintf(stderr, "%s: error: cannot read %s\n", path, what);
+    free(text);
+    return NULL;
+  }
+  if (!text && !(text = calloc(1, 1)))
+    abort();
+  text[len] = 0;
+  /* cJSON's error position is global state: take it from return_parse_end instead */
+  const char *end = NULL;
+  cJSON *root = cJSON_ParseWithOpts(text, &end, 1);
+  if (!root) {
+    unsigned line = 1, col = 1;
+    const char *stop = end && end >= text && end <= text + len ? end : text + len;
+    for (const char *s = text; s < stop; s++) {
+      if (*s == '\n') {
+        line++;
+        col = 1;
+      } else {
+        col++;
+      }
+    }
+    fprintf(stderr, "%s:%u:%u: error: invalid JSON in %s\n", path, line, col, what);
+  }
+  free(text);
+  return root;
+}
+
