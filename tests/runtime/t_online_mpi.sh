@@ -21,16 +21,19 @@ run op "$2" 60
 [ "$ms" -lt 15000 ] || fail "op: not ended before the watchdog: $(cat "$T/op.out")"
 grep -Eq '^lockstep: rank [01]: seq 1 MPI_[A-Za-z]+ on comm [0-9a-f]{16} differs from rank [01] \(op-mismatch\): MPI_(Reduce|Allreduce)\(.*\) at op_mismatch\+0x[0-9a-f]+ here, MPI_(Reduce|Allreduce)\(.*\) at op_mismatch\+0x[0-9a-f]+ on rank [01]' "$T/op.out" ||
   fail "op-mismatch not named: $(cat "$T/op.out")"
-run count "$3" 60
-[ "$ms" -lt 15000 ] || fail "count: not ended before the watchdog: $(cat "$T/count.out")"
+# 25 s cap: after its own MPI_ERR_TRUNCATE abort, Open MPI 4.1's mpiexec sometimes never
+# exits ("ORTE_ERROR_LOG: Out of resource in show_help.c"; seen without lockstep too).
+run count "$3" 25
 # Open MPI fails a count mismatch itself (MPI_ERR_TRUNCATE) within milliseconds, often
 # before the first watchdog tick: either report is a detection; the stand-in tests
 # (runtime_online_policy) assert lockstep's count-mismatch line.
 if grep -Eq '^lockstep: rank [0-9]: seq 1 MPI_Allreduce on comm [0-9a-f]{16} differs from rank [0-9] \(count-mismatch\)' "$T/count.out"; then
   echo "count: named online"
+  [ "$ms" -lt 15000 ] || fail "count: not ended before the watchdog: $(cat "$T/count.out")"
 else
   grep -q 'MPI_ERR_TRUNCATE' "$T/count.out" || fail "count-mismatch not detected: $(cat "$T/count.out")"
   grep -q 'differs' "$T/count.out" && fail "count-mismatch misnamed: $(cat "$T/count.out")"
+  # mpiexec's own teardown may then hang until the cap: that time is Open MPI's, not ours.
   echo "count: Open MPI aborted first (MPI_ERR_TRUNCATE)"
 fi
 # Ranks 0-2 exit (policy) at once; rank 3 sits in MPI_Finalize and mpiexec may wait
