@@ -639,10 +639,13 @@ struct ls_trace_record *ls_rec_claim(uint64_t *index) {
   uint64_t i = __atomic_fetch_add(&ls_g.hdr->nrecords, 1, __ATOMIC_RELAXED);
   /* The watchdog keeps blocks reserved ahead; a writer that outruns it reserves the
    * next chunk itself (one syscall per 64 Ki records at worst). */
+  /* A reservation short of space succeeds with less than asked (it halves down), so
+   * slot i is usable only if it lies below `backed` afterwards. */
   if (__builtin_expect(i >= __atomic_load_n(&ls_g.backed, __ATOMIC_ACQUIRE), 0) &&
       i < ls_g.capacity &&
       (__atomic_load_n(&ls_g.reserve_failed, __ATOMIC_ACQUIRE) ||
-       ls_trace_reserve(i + LS_RESERVE_CHUNK) != 0))
+       ls_trace_reserve(i + LS_RESERVE_CHUNK) != 0 ||
+       i >= __atomic_load_n(&ls_g.backed, __ATOMIC_ACQUIRE)))
     i = ls_g.capacity; /* no space: drop rather than risk SIGBUS */
   if (i >= ls_g.capacity) {
     /* Overflow never blocks the program: flag it and drop the record. */
