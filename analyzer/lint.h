@@ -85,6 +85,7 @@ typedef struct ls_entity {
   struct ls_func *def;
   const ls_rule_fn *rule;
   int rule_noreturn;
+  int str_args;             /* a rules source matches its string literal arguments (getenv's name) */
   const ls_origin *ret_taint;
   uint64_t out_taint;       /* bit i: callee writes a rank value through param i */
   const ls_origin *out_origin;

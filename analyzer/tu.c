@@ -73,6 +73,9 @@ ls_entity *ls_entity_get(ls_program *p, const char *key, const char *name, enum 
   if (kind == LS_ENT_FUNC) {
     e->rule = ls_rules_fn(p->rules, e->name);
     e->rule_noreturn = ls_rules_noreturn(p->rules, e->name);
+    for (int i = 0; i < p->rules->nsrcs; i++)
+      if (p->rules->srcs[i].arg >= 0 && !strcmp(p->rules->srcs[i].call, e->name))
+        e->str_args = 1;
   }
   h->slot[j] = e;
   h->n++;
@@ -94,7 +97,23 @@ struct conv {
   /* referenced declaration -> entity, so a name used many times costs one USR */
   struct refslot { CXCursor decl; ls_entity *e; enum ls_ent_kind kind; } *refs_tab;
   size_t refs_cap, refs_n;
+  /* enumerator declaration -> its name and value (ncclFloat, ncclSum: used everywhere) */
+  struct enumslot { const void *decl; const char *text; long long v; } *enum_tab;
+  size_t enum_cap, enum_n;
+  int keep_str;           /* converting arguments of a rules call: string literals keep their text */
+  unsigned serial;        /* this TU's number in the run: keys of its locals */
 };
+
+/* A declaration cursor is identified by its Decl* (data[0]) and kind, which is what
+ * clang_equalCursors compares for declarations; hashing it here saves two library calls
+ * per reference. */
+static size_t ptr_hash(const void *p) {
+  uint64_t x = (uintptr_t)p;
+  x = (x ^ (x >> 17)) * 0x9E3779B97F4A7C15ull;
+  return (size_t)(x ^ (x >> 29));
+}
+static size_t decl_hash(CXCursor d) { return ptr_hash(d.data[0]) ^ (unsigned)d.kind; }
+static int decl_eq(CXCursor a, CXCursor b) { return a.kind == b.kind && a.data[0] == b.data[0]; }
 
 static const char *file_name(struct conv *c, CXFile f) {
   if (!f)
@@ -154,7 +173,7 @@ static ls_entity *entity_of(struct conv *c, CXCursor ref, enum ls_ent_kind kind)
       abort();
     for (size_t i = 0; i < c->refs_cap; i++)
       if (c->refs_tab[i].e) {
-        size_t j = clang_hashCursor(c->refs_tab[i].decl) & (nc - 1);
+        size_t j = decl_hash(c->refs_tab[i].decl) & (nc - 1);
         while (nt[j].e)
           j = (j + 1) & (nc - 1);
         nt[j] = c->refs_tab[i];
@@ -163,9 +182,9 @@ static ls_entity *entity_of(struct conv *c, CXCursor ref, enum ls_ent_kind kind)
     c->refs_tab = nt;
     c->refs_cap = nc;
   }
-  size_t j = clang_hashCursor(ref) & (c->refs_cap - 1);
+  size_t j = decl_hash(ref) & (c->refs_cap - 1);
   while (c->refs_tab[j].e) {
-    if (clang_equalCursors(c->refs_tab[j].decl, ref))
+    if (decl_eq(c->refs_tab[j].decl, ref))
       return c->refs_tab[j].e;
     j = (j + 1) & (c->refs_cap - 1);
   }
@@ -180,6 +199,16 @@ static ls_entity *entity_of(struct conv *c, CXCursor ref, enum ls_ent_kind kind)
 }
 
 static ls_entity *entity_of_usr(struct conv *c, CXCursor ref, enum ls_ent_kind kind) {
+  if (kind == LS_ENT_VAR || kind == LS_ENT_PARAM) {
+    /* locals and parameters are never shared between TUs, and a USR costs ~2,600
+     * instructions: the declaration's address and this TU's number identify them */
+    char key[64];
+    snprintf(key, sizeof key, "l:%u:%p", c->serial, ref.data[0]);
+    CXString sp = clang_getCursorSpelling(ref);
+    ls_entity *e = ls_entity_get(c->p, key, clang_getCString(sp), kind);
+    clang_disposeString(sp);
+    return e;
+  }
   CXString usr = clang_getCursorUSR(ref);
   const char *u = clang_getCString(usr);
   char buf[64];
@@ -210,8 +239,8 @@ static ls_entity *var_entity(struct conv *c, CXCursor ref) {
     return entity_of(c, ref, LS_ENT_FIELD);
   if (k == CXCursor_VarDecl) {
     if (c->refs_cap) { /* seen before: skip the parent/storage queries */
-      for (size_t j = clang_hashCursor(ref) & (c->refs_cap - 1); c->refs_tab[j].e; j = (j + 1) & (c->refs_cap - 1))
-        if (clang_equalCursors(c->refs_tab[j].decl, ref))
+      for (size_t j = decl_hash(ref) & (c->refs_cap - 1); c->refs_tab[j].e; j = (j + 1) & (c->refs_cap - 1))
+        if (decl_eq(c->refs_tab[j].decl, ref))
           return c->refs_tab[j].e;
     }
     enum CXCursorKind pk = clang_getCursorKind(clang_getCursorSemanticParent(ref));
@@ -229,7 +258,12 @@ struct kids {
   CXCursor *v;
   unsigned n, cap;
   int all; /* keep references too (goto's label) */
+  CXCursor inl[8]; /* most nodes have few children: no malloc for them */
 };
+static void kids_free(struct kids *k) {
+  if (k->v != k->inl)
+    free(k->v);
+}
 
 static enum CXChildVisitResult collect(CXCursor cur, CXCursor parent, CXClientData d) {
   (void)parent;
@@ -241,10 +275,18 @@ static enum CXChildVisitResult collect(CXCursor cur, CXCursor parent, CXClientDa
                   kind == CXCursor_CXXBaseSpecifier))
     return CXChildVisit_Continue;
   if (k->n == k->cap) {
-    k->cap = k->cap ? 2 * k->cap : 8;
-    k->v = realloc(k->v, k->cap * sizeof *k->v);
-    if (!k->v)
-      abort();
+    if (!k->cap) {
+      k->v = k->inl;
+      k->cap = sizeof k->inl / sizeof k->inl[0];
+    } else {
+      CXCursor *nv = malloc(2 * k->cap * sizeof *nv);
+      if (!nv)
+        abort();
+      memcpy(nv, k->v, k->n * sizeof *nv);
+      kids_free(k);
+      k->v = nv;
+      k->cap *= 2;
+    }
   }
   k->v[k->n++] = cur;
   return CXChildVisit_Continue;
@@ -338,7 +380,7 @@ static ls_entity *dtor_of(struct conv *c, CXCursor vardecl) {
   for (unsigned i = 0; i < k.n; i++)
     if (clang_getCursorKind(k.v[i]) == CXCursor_Destructor)
       e = entity_of(c, k.v[i], LS_ENT_FUNC);
-  free(k.v);
+  kids_free(&k);
   return e;
 }
 
@@ -368,6 +410,40 @@ static int is_lambda_call_op(CXCursor ref) {
   return lam;
 }
 
+/* An enumerator's name and value, asked of libclang once per enumerator and TU. */
+static void enum_value(struct conv *c, CXCursor ref, ls_node *n) {
+  if (2 * (c->enum_n + 1) > c->enum_cap) {
+    size_t nc = c->enum_cap ? 2 * c->enum_cap : 256;
+    struct enumslot *nt = calloc(nc, sizeof *nt);
+    if (!nt)
+      abort();
+    for (size_t i = 0; i < c->enum_cap; i++)
+      if (c->enum_tab[i].decl) {
+        size_t j = ptr_hash(c->enum_tab[i].decl) & (nc - 1);
+        while (nt[j].decl)
+          j = (j + 1) & (nc - 1);
+        nt[j] = c->enum_tab[i];
+      }
+    free(c->enum_tab);
+    c->enum_tab = nt;
+    c->enum_cap = nc;
+  }
+  size_t j = ptr_hash(ref.data[0]) & (c->enum_cap - 1);
+  for (; c->enum_tab[j].decl; j = (j + 1) & (c->enum_cap - 1))
+    if (c->enum_tab[j].decl == ref.data[0])
+      break;
+  struct enumslot *e = &c->enum_tab[j];
+  if (!e->decl) {
+    e->decl = ref.data[0];
+    e->text = spelling(c, ref);
+    e->v = clang_getEnumConstantDeclValue(ref);
+    c->enum_n++;
+  }
+  n->text = e->text;
+  n->ilit = 1;
+  n->ival = e->v;
+}
+
 static ls_node *conv_node(struct conv *c, CXCursor cur) {
   int loc = c->want_loc;
   c->want_loc = 0;
@@ -378,11 +454,11 @@ static ls_node *conv_node(struct conv *c, CXCursor cur) {
     clang_visitChildren(cur, collect, &w);
     if (w.n == 1 && clang_isExpression(clang_getCursorKind(w.v[0]))) {
       CXCursor inner = w.v[0];
-      free(w.v);
+      kids_free(&w);
       c->want_loc = loc;
       return conv_node(c, inner);
     }
-    free(w.v);
+    kids_free(&w);
   }
   ls_node *n = new_node(c, cur, loc);
   struct kids k = {0};
@@ -412,7 +488,7 @@ static ls_node *conv_node(struct conv *c, CXCursor cur) {
         for (unsigned i = 0; i < ck.n; i++)
           if (clang_getCursorKind(ck.v[i]) == CXCursor_Destructor)
             n->dtor = entity_of(c, ck.v[i], LS_ENT_FUNC);
-        free(ck.v);
+        kids_free(&ck);
       }
     }
     enum CXTypeKind rt = clang_getCanonicalType(clang_getCursorType(cur)).kind;
@@ -424,7 +500,10 @@ static ls_node *conv_node(struct conv *c, CXCursor cur) {
         abort();
       for (int i = 0; i < na; i++)
         args[i] = clang_Cursor_getArgument(cur, (unsigned)i);
+      int keep = c->keep_str;
+      c->keep_str = n->ent->str_args;
       set_kids(c, n, args, (unsigned)na);
+      c->keep_str = keep;
       const ls_rule_fn *rf = n->ent->rule;
       if (rf && rf->in_place_buf >= 0 && rf->in_place_buf < na && n->kids[rf->in_place_buf]) {
         /* the first token the user wrote for this argument (a macro name like MPI_IN_PLACE
@@ -468,9 +547,7 @@ static ls_node *conv_node(struct conv *c, CXCursor cur) {
     if (!clang_Cursor_isNull(ref)) {
       enum CXCursorKind rk = clang_getCursorKind(ref);
       if (rk == CXCursor_EnumConstantDecl) {
-        n->text = spelling(c, ref);
-        n->ilit = 1;
-        n->ival = clang_getEnumConstantDeclValue(ref);
+        enum_value(c, ref, n);
       } else {
         n->ent = var_entity(c, ref);
         n->text = n->ent ? n->ent->name : spelling(c, ref);
@@ -478,6 +555,8 @@ static ls_node *conv_node(struct conv *c, CXCursor cur) {
     } else {
       n->text = spelling(c, cur);
     }
+    if (n->kind == CXCursor_DeclRefExpr)
+      return n; /* its children are references (qualifiers, template arguments): skipped */
     break;
   }
   case CXCursor_VarDecl:
@@ -506,6 +585,11 @@ static ls_node *conv_node(struct conv *c, CXCursor cur) {
     return n;
   }
   case CXCursor_StringLiteral:
+    /* only rank sources read a literal's text (getenv("RANK")); spelling costs ~1,300
+     * instructions and every error message in a CHECK macro is a literal */
+    if (c->keep_str)
+      n->text = spelling(c, cur);
+    return n;
   case CXCursor_CharacterLiteral:
   case CXCursor_FloatingLiteral:
     n->text = spelling(c, cur);
@@ -519,7 +603,7 @@ static ls_node *conv_node(struct conv *c, CXCursor cur) {
     for (unsigned i = 0; i < k.n; i++)
       if (clang_getCursorKind(k.v[i]) == CXCursor_LabelRef)
         n->text = spelling(c, k.v[i]);
-    free(k.v);
+    kids_free(&k);
     return n;
   case CXCursor_CompoundStmt: {
     CXFile f;
@@ -536,7 +620,7 @@ static ls_node *conv_node(struct conv *c, CXCursor cur) {
     conv_for(c, n, cur, &k);
   else
     set_kids(c, n, k.v, k.n);
-  free(k.v);
+  kids_free(&k);
   if (n->kind == CXCursor_VarDecl) /* the variable owns the object its constructor builds */
     for (unsigned i = 0; i < n->nkids; i++) {
       ls_node *q = n->kids[i];
@@ -555,7 +639,7 @@ static void conv_function(struct conv *c, CXCursor cur, ls_entity *ent, const ch
   for (unsigned i = 0; i < k.n; i++)
     if (clang_getCursorKind(k.v[i]) == CXCursor_CompoundStmt)
       body = k.v[i];
-  free(k.v);
+  kids_free(&k);
   if (clang_Cursor_isNull(body))
     return;
   ls_func *f = ls_alloc(c->p->arena, sizeof *f);
@@ -565,9 +649,6 @@ static void conv_function(struct conv *c, CXCursor cur, ls_entity *ent, const ch
     ent->def = f;
   set_loc(c, clang_getCursorLocation(cur), &f->file, &f->line, &f->col);
   /* parameters, in order, so call sites can bind arguments to them */
-  struct kids pk = {0};
-  clang_visitChildren(cur, collect, &pk); /* ParmDecls are filtered out by collect */
-  free(pk.v);
   int np = clang_Cursor_getNumArguments(cur);
   if (np > 0) {
     f->params = ls_alloc(c->p->arena, (size_t)np * sizeof *f->params);
@@ -584,7 +665,7 @@ static void conv_function(struct conv *c, CXCursor cur, ls_entity *ent, const ch
     for (unsigned i = 0; i < lk.n; i++)
       if (clang_getCursorKind(lk.v[i]) == CXCursor_ParmDecl)
         f->params[f->nparams++] = entity_of(c, lk.v[i], LS_ENT_PARAM);
-    free(lk.v);
+    kids_free(&lk);
   }
   ls_vec_push(&c->p->funcs, f);
   ls_func *outer = c->fn;
@@ -745,7 +826,8 @@ void ls_tu_convert(ls_program *p, CXTranslationUnit tu, const char *file, const 
   ls_vec_push(&p->tus, ti);
   double t1 = ls_cpu_now();
   p->t_parse += t1 - t0;
-  struct conv c = {.p = p, .tu = tu, .lib_prefix = o->cuda_path ? o->cuda_path : "/usr/local/cuda"};
+  struct conv c = {.p = p, .tu = tu, .lib_prefix = o->cuda_path ? o->cuda_path : "/usr/local/cuda",
+                   .serial = (unsigned)p->tus.n};
   CXCursor root = clang_getTranslationUnitCursor(tu);
   c.cplusplus = o->cuda; /* CUDA is C++ */
   if (!c.cplusplus) {
@@ -777,6 +859,7 @@ void ls_tu_convert(ls_program *p, CXTranslationUnit tu, const char *file, const 
   free(c.refs.v);
   free(c.renames.v);
   free(c.refs_tab);
+  free(c.enum_tab);
   if (ti->nerrors && p->funcs.n == before)
     ti->fatal = 1; /* errors and nothing we could read: not a usable source file */
   p->t_convert += ls_cpu_now() - t1; /* includes disposing the TU */
