@@ -83,6 +83,32 @@ ls_entity *ls_entity_get(ls_program *p, const char *key, const char *name, enum 
 }
 
 /* ---- conversion ---- */
+/* Expansion locations without asking libclang for most nodes (clang_getExpansionLocation
+ * costs ~1,000 instructions: a FileID search, then line and column lookups).
+ * - A location in the main file (not from a macro): libclang's CXSourceLocation carries the
+ *   raw clang::SourceLocation, which for a file is the file's start in the source-location
+ *   space plus the byte offset; line and column then come from our own line table of the
+ *   file's buffer (clang_getFileContents), columns counted in bytes like clang's.
+ * - A location inside a macro expansion: every macro location that one top-level macro use
+ *   creates (its body, its arguments, macros nested in them) is allocated in one contiguous
+ *   run of the source-location space, before the next use's; so a raw location between two
+ *   that libclang placed at the same use is from that use too: one interval is remembered.
+ * Both rest on libclang's encoding, so they check themselves: the first locations of each
+ * TU and then one in 64 are also asked of libclang, and a mismatch turns the shortcut off
+ * for the TU. */
+struct locache {
+  CXFile main;                  /* NULL: not known yet */
+  int fast;                     /* -1: not set up, 0: off, 1: on */
+  unsigned base, size;          /* raw start of the main file, its length */
+  unsigned *line_at;            /* start offset of line i+1 */
+  unsigned nlines;
+  unsigned last;                /* line index of the previous lookup */
+  int mvalid, moff;             /* the macro interval; moff: macro shortcut off */
+  unsigned mlo, mhi, mline, mcol;
+  CXFile mfile;
+  unsigned nchecks;
+};
+
 struct conv {
   ls_program *p;
   CXTranslationUnit tu;
@@ -101,7 +127,9 @@ struct conv {
   struct enumslot { const void *decl; const char *text; long long v; } *enum_tab;
   size_t enum_cap, enum_n;
   int keep_str;           /* converting arguments of a rules call: string literals keep their text */
+  int fn_body;            /* the next CompoundStmt is a function body (its closing brace is needed) */
   unsigned serial;        /* this TU's number in the run: keys of its locals */
+  struct locache lc;
 };
 
 /* A declaration cursor is identified by its Decl* (data[0]) and kind, which is what
@@ -127,10 +155,114 @@ static const char *file_name(struct conv *c, CXFile f) {
   return c->last_name;
 }
 
+static void lc_setup(struct locache *lc, CXTranslationUnit tu, CXFile f) {
+  lc->fast = 0;
+  size_t size = 0;
+  const char *buf = clang_getFileContents(tu, f, &size);
+  CXSourceLocation start = clang_getLocationForOffset(tu, f, 0);
+  if (!buf || size >= 0x40000000u || (start.int_data & 0x80000000u))
+    return;
+  unsigned cap = 1024, n = 0;
+  unsigned *v = malloc(cap * sizeof *v);
+  if (!v)
+    abort();
+  v[n++] = 0;
+  for (size_t i = 0; i < size; i++) { /* line ends as clang counts them: \n, \r\n, \r */
+    if (buf[i] != '\n' && buf[i] != '\r')
+      continue;
+    if (buf[i] == '\r' && i + 1 < size && buf[i + 1] == '\n')
+      i++;
+    if (n == cap) {
+      cap *= 2;
+      v = realloc(v, cap * sizeof *v);
+      if (!v)
+        abort();
+    }
+    v[n++] = (unsigned)i + 1;
+  }
+  lc->main = f;
+  lc->base = start.int_data;
+  lc->size = (unsigned)size;
+  lc->line_at = v;
+  lc->nlines = n;
+  lc->fast = 1;
+}
+
+/* line and column of byte offset off of the main file */
+static void lc_linecol(struct locache *lc, unsigned off, unsigned *line, unsigned *col) {
+  unsigned i = lc->last;
+  if (!(lc->line_at[i] <= off && (i + 1 == lc->nlines || off < lc->line_at[i + 1]))) {
+    unsigned lo = 0, hi = lc->nlines; /* the last line starting at or before off */
+    while (hi - lo > 1) {
+      unsigned mid = lo + (hi - lo) / 2;
+      if (lc->line_at[mid] <= off)
+        lo = mid;
+      else
+        hi = mid;
+    }
+    i = lc->last = lo;
+  }
+  *line = i + 1;
+  *col = off - lc->line_at[i] + 1;
+}
+
 static void set_loc(struct conv *c, CXSourceLocation loc, const char **file, unsigned *line, unsigned *col) {
-  CXFile f;
+  struct locache *lc = &c->lc;
+  unsigned raw = loc.int_data;
+  CXFile f = NULL;
+  int check = (lc->nchecks++ & 63) == 0 || lc->nchecks < 16;
+  if (raw & 0x80000000u) {
+    if (lc->mvalid && raw >= lc->mlo && raw <= lc->mhi) {
+      if (!check) {
+        *line = lc->mline;
+        *col = lc->mcol;
+        *file = file_name(c, lc->mfile);
+        return;
+      }
+      clang_getExpansionLocation(loc, &f, line, col, NULL);
+      if (f != lc->mfile || *line != lc->mline || *col != lc->mcol)
+        lc->moff = 1, lc->mvalid = 0;
+      *file = file_name(c, f);
+      return;
+    }
+    clang_getExpansionLocation(loc, &f, line, col, NULL);
+    *file = file_name(c, f);
+    if (!f || lc->moff)
+      return;
+    if (lc->mvalid && f == lc->mfile && *line == lc->mline && *col == lc->mcol) {
+      if (raw < lc->mlo)
+        lc->mlo = raw;
+      if (raw > lc->mhi)
+        lc->mhi = raw;
+    } else {
+      lc->mvalid = 1;
+      lc->mlo = lc->mhi = raw;
+      lc->mfile = f;
+      lc->mline = *line;
+      lc->mcol = *col;
+    }
+    return;
+  }
+  if (lc->fast > 0 && raw - lc->base <= lc->size) {
+    lc_linecol(lc, raw - lc->base, line, col);
+    if (check) {
+      unsigned l2, c2;
+      clang_getExpansionLocation(loc, &f, &l2, &c2, NULL);
+      if (f != lc->main || l2 != *line || c2 != *col) {
+        lc->fast = 0;
+        *line = l2;
+        *col = c2;
+        *file = file_name(c, f);
+        return;
+      }
+    }
+    *file = file_name(c, lc->main);
+    return;
+  }
   clang_getExpansionLocation(loc, &f, line, col, NULL);
   *file = file_name(c, f);
+  if (lc->fast < 0 && f && clang_Location_isFromMainFile(loc))
+    lc_setup(lc, c->tu, f);
 }
 
 static const char *spelling(struct conv *c, CXCursor cur) {
@@ -202,10 +334,19 @@ static ls_entity *entity_of_usr(struct conv *c, CXCursor ref, enum ls_ent_kind k
   if (kind == LS_ENT_VAR || kind == LS_ENT_PARAM) {
     /* locals and parameters are never shared between TUs, and a USR costs ~2,600
      * instructions: the declaration's address and this TU's number identify them */
-    char key[64];
-    snprintf(key, sizeof key, "l:%u:%p", c->serial, ref.data[0]);
+    char key[48], *k = key + sizeof key;
+    *--k = 0; /* "l<serial>:<address in hex>", written by hand: snprintf costs ~1,500 */
+    for (uintptr_t a = (uintptr_t)ref.data[0]; a; a >>= 4)
+      *--k = "0123456789abcdef"[a & 15];
+    *--k = ':';
+    for (unsigned t = c->serial;; t /= 10) {
+      *--k = (char)('0' + t % 10);
+      if (t < 10)
+        break;
+    }
+    *--k = 'l';
     CXString sp = clang_getCursorSpelling(ref);
-    ls_entity *e = ls_entity_get(c->p, key, clang_getCString(sp), kind);
+    ls_entity *e = ls_entity_get(c->p, k, clang_getCString(sp), kind);
     clang_disposeString(sp);
     return e;
   }
@@ -316,7 +457,7 @@ static void set_kids(struct conv *c, ls_node *n, CXCursor *v, unsigned cnt) {
             (n->kind == CXCursor_UnaryOperator && n->op == CXUnaryOperator_LNot);
   for (unsigned i = 0; i < cnt; i++) {
     c->want_loc = loc;
-    n->kids[i] = clang_Cursor_isNull(v[i]) ? NULL : conv_node(c, v[i]);
+    n->kids[i] = v[i].kind == CXCursor_InvalidFile ? NULL : conv_node(c, v[i]); /* a null cursor */
   }
   c->want_loc = 0;
 }
@@ -605,13 +746,16 @@ static ls_node *conv_node(struct conv *c, CXCursor cur) {
         n->text = spelling(c, k.v[i]);
     kids_free(&k);
     return n;
-  case CXCursor_CompoundStmt: {
-    CXFile f;
-    clang_getExpansionLocation(clang_getRangeEnd(clang_getCursorExtent(cur)), &f, &n->eline, &n->ecol, NULL);
-    if (n->ecol > 1)
-      n->ecol--; /* the range ends just past the brace */
+  case CXCursor_CompoundStmt:
+    /* the closing brace: where a function ends, and in C++ where a scope's destructors run */
+    if (c->fn_body || c->cplusplus) {
+      const char *ef;
+      set_loc(c, clang_getRangeEnd(clang_getCursorExtent(cur)), &ef, &n->eline, &n->ecol);
+      if (n->ecol > 1)
+        n->ecol--; /* the range ends just past the brace */
+    }
+    c->fn_body = 0;
     break;
-  }
   default:
     break;
   }
@@ -670,6 +814,7 @@ static void conv_function(struct conv *c, CXCursor cur, ls_entity *ent, const ch
   ls_vec_push(&c->p->funcs, f);
   ls_func *outer = c->fn;
   c->fn = f;
+  c->fn_body = 1;
   f->body = conv_node(c, body);
   c->fn = outer;
   f->end_line = f->body->eline;
@@ -827,7 +972,7 @@ void ls_tu_convert(ls_program *p, CXTranslationUnit tu, const char *file, const 
   double t1 = ls_cpu_now();
   p->t_parse += t1 - t0;
   struct conv c = {.p = p, .tu = tu, .lib_prefix = o->cuda_path ? o->cuda_path : "/usr/local/cuda",
-                   .serial = (unsigned)p->tus.n};
+                   .serial = (unsigned)p->tus.n, .lc = {.fast = -1}};
   CXCursor root = clang_getTranslationUnitCursor(tu);
   c.cplusplus = o->cuda; /* CUDA is C++ */
   if (!c.cplusplus) {
@@ -860,6 +1005,7 @@ void ls_tu_convert(ls_program *p, CXTranslationUnit tu, const char *file, const 
   free(c.renames.v);
   free(c.refs_tab);
   free(c.enum_tab);
+  free(c.lc.line_at);
   if (ti->nerrors && p->funcs.n == before)
     ti->fatal = 1; /* errors and nothing we could read: not a usable source file */
   p->t_convert += ls_cpu_now() - t1; /* includes disposing the TU */
