@@ -864,7 +864,7 @@ static void fs_step(ls_program *p, ls_node *n, uint64_t *st, const ls_origin *im
         if (ro == LS_ROLE_RECVBUF && e->rule->kind == LS_KIND_COLLECTIVE && (t = fs_target(n->kids[i], 1)))
           fs_set(st, t, 0); /* what a collective delivers is the same on every rank */
       }
-    for (int i = 0; i < p->rules->nsrcs; i++) {
+    for (int i = 0; (e->src & LS_SRC_OUT) && i < p->rules->nsrcs; i++) {
       const ls_rule_src *r = &p->rules->srcs[i];
       if (!r->uniform && r->out_arg >= 0 && (unsigned)r->out_arg < n->nkids && n->text && !strcmp(r->call, n->text) &&
           (t = fs_target(n->kids[r->out_arg], 1)))

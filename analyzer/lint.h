@@ -85,7 +85,7 @@ typedef struct ls_entity {
   struct ls_func *def;
   const ls_rule_fn *rule;
   int rule_noreturn;
-  int str_args;             /* a rules source matches its string literal arguments (getenv's name) */
+  unsigned src;             /* rules sources naming this function (LS_SRC_*), found once */
   const ls_origin *ret_taint;
   uint64_t out_taint;       /* bit i: callee writes a rank value through param i */
   const ls_origin *out_origin;
@@ -93,6 +93,12 @@ typedef struct ls_entity {
   struct ls_entity *dtor;   /* for record-typed variables: their class's user destructor */
   int fsidx;                /* 1-based bit of the flow-sensitive pass in its function, 0: none */
 } ls_entity;
+
+enum {
+  LS_SRC_ANY = 1, /* named by a rank_sources/uniform_sources entry */
+  LS_SRC_OUT = 2, /* a rank source through an out-argument */
+  LS_SRC_STR = 4  /* a source matched by a string literal argument (getenv's name) */
+};
 
 /* ---- nodes: a compact copy of the statements/expressions of function bodies ---- */
 typedef struct ls_node {

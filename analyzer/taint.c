@@ -47,7 +47,7 @@ static const ls_origin *origin_at(ls_program *p, ls_node *call, const char *what
 
 /* rank_sources/uniform_sources matched by a call's value (`returns` or `arg`+`values`) */
 static const ls_rule_src *value_source(ls_program *p, ls_node *call) {
-  if (!call->text)
+  if (!call->text || (call->ent && !(call->ent->src & LS_SRC_ANY)))
     return NULL;
   const ls_rules *r = p->rules;
   for (int i = 0; i < r->nsrcs; i++) {
@@ -239,7 +239,7 @@ static void apply(struct run *r, ls_node *n) {
         if (e->rule->roles[i] == LS_ROLE_OUT_RANK)
           out_arg(r, n->kids[i], origin_at(p, n, "rank-dependent value from "));
     }
-    for (int i = 0; i < p->rules->nsrcs; i++) {
+    for (int i = 0; (e->src & LS_SRC_OUT) && i < p->rules->nsrcs; i++) {
       const ls_rule_src *s = &p->rules->srcs[i];
       if (!s->uniform && s->out_arg >= 0 && (unsigned)s->out_arg < n->nkids && n->text && !strcmp(s->call, n->text))
         out_arg(r, n->kids[s->out_arg], origin_at(p, n, "rank-dependent value from "));

@@ -73,9 +73,16 @@ ls_entity *ls_entity_get(ls_program *p, const char *key, const char *name, enum 
   if (kind == LS_ENT_FUNC) {
     e->rule = ls_rules_fn(p->rules, e->name);
     e->rule_noreturn = ls_rules_noreturn(p->rules, e->name);
-    for (int i = 0; i < p->rules->nsrcs; i++)
-      if (p->rules->srcs[i].arg >= 0 && !strcmp(p->rules->srcs[i].call, e->name))
-        e->str_args = 1;
+    for (int i = 0; i < p->rules->nsrcs; i++) {
+      const ls_rule_src *s = &p->rules->srcs[i];
+      if (strcmp(s->call, e->name))
+        continue;
+      e->src |= LS_SRC_ANY;
+      if (!s->uniform && s->out_arg >= 0)
+        e->src |= LS_SRC_OUT;
+      if (s->arg >= 0)
+        e->src |= LS_SRC_STR;
+    }
   }
   h->slot[j] = e;
   h->n++;
@@ -100,6 +107,7 @@ struct locache {
   CXFile main;                  /* NULL: not known yet */
   int fast;                     /* -1: not set up, 0: off, 1: on */
   unsigned base, size;          /* raw start of the main file, its length */
+  const char *buf;              /* the main file's text */
   unsigned *line_at;            /* start offset of line i+1 */
   unsigned nlines;
   unsigned last;                /* line index of the previous lookup */
@@ -181,6 +189,7 @@ static void lc_setup(struct locache *lc, CXTranslationUnit tu, CXFile f) {
     v[n++] = (unsigned)i + 1;
   }
   lc->main = f;
+  lc->buf = buf;
   lc->base = start.int_data;
   lc->size = (unsigned)size;
   lc->line_at = v;
@@ -406,15 +415,7 @@ static void kids_free(struct kids *k) {
     free(k->v);
 }
 
-static enum CXChildVisitResult collect(CXCursor cur, CXCursor parent, CXClientData d) {
-  (void)parent;
-  struct kids *k = d;
-  enum CXCursorKind kind = clang_getCursorKind(cur);
-  if (!k->all && (clang_isReference(kind) || clang_isAttribute(kind) || kind == CXCursor_ParmDecl ||
-                  kind == CXCursor_StructDecl || kind == CXCursor_UnionDecl || kind == CXCursor_ClassDecl ||
-                  kind == CXCursor_EnumDecl || kind == CXCursor_TypedefDecl || kind == CXCursor_TypeAliasDecl ||
-                  kind == CXCursor_CXXBaseSpecifier))
-    return CXChildVisit_Continue;
+static void kids_push(struct kids *k, CXCursor cur) {
   if (k->n == k->cap) {
     if (!k->cap) {
       k->v = k->inl;
@@ -430,11 +431,94 @@ static enum CXChildVisitResult collect(CXCursor cur, CXCursor parent, CXClientDa
     }
   }
   k->v[k->n++] = cur;
+}
+
+static int filtered(enum CXCursorKind kind) {
+  return clang_isReference(kind) || clang_isAttribute(kind) || kind == CXCursor_ParmDecl ||
+         kind == CXCursor_StructDecl || kind == CXCursor_UnionDecl || kind == CXCursor_ClassDecl ||
+         kind == CXCursor_EnumDecl || kind == CXCursor_TypedefDecl || kind == CXCursor_TypeAliasDecl ||
+         kind == CXCursor_CXXBaseSpecifier;
+}
+
+static enum CXChildVisitResult collect(CXCursor cur, CXCursor parent, CXClientData d) {
+  (void)parent;
+  struct kids *k = d;
+  if (!k->all && filtered(clang_getCursorKind(cur)))
+    return CXChildVisit_Continue;
+  kids_push(k, cur);
   return CXChildVisit_Continue;
 }
 
 static ls_node *conv_node(struct conv *c, CXCursor cur);
 static void conv_function(struct conv *c, CXCursor cur, ls_entity *ent, const char *name);
+
+static int is_wrapper(enum CXCursorKind k) { return k == CXCursor_UnexposedExpr || k == CXCursor_ParenExpr; }
+
+/* Children without the implicit casts and parentheses around them (a third of all
+ * cursors). Asking clang_visitChildren of each wrapper for its one child costs a visitor
+ * (a work list allocated and freed) per wrapper; instead the visit of the parent recurses
+ * into wrappers and a wrapper whose only child (as `collect` filters them) is an
+ * expression gives way to that child, as conv_node would unwrap it. (Call arguments
+ * still come one by one from clang_Cursor_getArgument: visiting the call instead also
+ * walks its callee and measured 17 M instructions worse on the generated TU.) */
+struct unwrap {
+  struct kids *k;
+  CXCursor top;
+  int top_decl;
+  struct { CXCursor w; unsigned nkept; int done; } st[16];
+  int depth;
+};
+
+static int same_expr(CXCursor a, CXCursor b) { return a.kind == b.kind && a.data[1] == b.data[1]; }
+
+static enum CXChildVisitResult collect_unwrap(CXCursor cur, CXCursor parent, CXClientData d) {
+  struct unwrap *u = d;
+  int level;
+  if (u->top_decl ? parent.kind == u->top.kind && parent.data[0] == u->top.data[0] : same_expr(parent, u->top)) {
+    level = 0;
+  } else {
+    for (level = u->depth; level > 0 && !same_expr(parent, u->st[level - 1].w); level--)
+      ;
+    if (!level)
+      return CXChildVisit_Continue; /* not expected: a cursor of no open wrapper */
+  }
+  u->depth = level;
+  enum CXCursorKind kind = clang_getCursorKind(cur);
+  if (filtered(kind))
+    return CXChildVisit_Continue;
+  if (!level) {
+    kids_push(u->k, cur);
+    if (!is_wrapper(kind))
+      return CXChildVisit_Continue;
+    u->st[0].w = cur;
+    u->st[0].nkept = 0;
+    u->st[0].done = 0;
+    u->depth = 1;
+    return CXChildVisit_Recurse;
+  }
+  CXCursor *slot = &u->k->v[u->k->n - 1];
+  if (u->st[level - 1].done)
+    return CXChildVisit_Continue;
+  if (++u->st[level - 1].nkept == 1 && clang_isExpression(kind)) {
+    *slot = cur; /* the wrapper's only child so far: it stands for the wrapper */
+    if (!is_wrapper(kind) || level == (int)(sizeof u->st / sizeof u->st[0]))
+      return CXChildVisit_Continue;
+    u->st[level].w = cur;
+    u->st[level].nkept = 0;
+    u->st[level].done = 0;
+    u->depth = level + 1;
+    return CXChildVisit_Recurse;
+  }
+  /* a second child (or a first that is no expression): the wrapper is a node of its own */
+  *slot = u->st[level - 1].w;
+  u->st[level - 1].done = 1;
+  return CXChildVisit_Continue;
+}
+
+static void collect_unwrapped(CXCursor parent, struct kids *k) {
+  struct unwrap u = {.k = k, .top = parent, .top_decl = clang_isDeclaration(parent.kind)};
+  clang_visitChildren(parent, collect_unwrap, &u);
+}
 
 /* Locations cost a macro-expansion lookup each, so only nodes a finding or a note can
  * point at get one: statements, calls, and the expressions that can be a branch condition
@@ -585,6 +669,80 @@ static void enum_value(struct conv *c, CXCursor ref, ls_node *n) {
   n->ival = e->v;
 }
 
+/* Whether clang's evaluator can never fold n to a constant: it reads a parameter through
+ * operators that evaluate all their operands (so not && || ?: , sizeof). */
+static int never_constant(const ls_node *n) {
+  while (n && (n->kind == CXCursor_ParenExpr || n->kind == CXCursor_UnexposedExpr ||
+               n->kind == CXCursor_CStyleCastExpr) && n->nkids == 1)
+    n = n->kids[0];
+  if (!n)
+    return 0;
+  if (n->kind == CXCursor_DeclRefExpr)
+    return n->ent && n->ent->kind == LS_ENT_PARAM;
+  if (n->kind == CXCursor_MemberRefExpr)
+    return n->nkids == 1 && never_constant(n->kids[0]);
+  if (n->kind == CXCursor_BinaryOperator && n->nkids == 2 && n->op != CXBinaryOperator_LAnd &&
+      n->op != CXBinaryOperator_LOr && n->op != CXBinaryOperator_Comma)
+    return never_constant(n->kids[0]) || never_constant(n->kids[1]);
+  return 0;
+}
+
+/* An integer literal's value read from the main file's text (clang_Cursor_Evaluate costs
+ * ~1,000 instructions): plain decimal, hex and octal with the usual suffixes; anything else,
+ * and literals spelled inside macros, are left to libclang. Checked like the locations. */
+static int literal_value(struct conv *c, CXCursor cur, ls_node *n) {
+  struct locache *lc = &c->lc;
+  if (lc->fast <= 0)
+    return 0;
+  CXSourceLocation loc = clang_getCursorLocation(cur);
+  unsigned off = loc.int_data - lc->base;
+  if ((loc.int_data & 0x80000000u) || off >= lc->size)
+    return 0;
+  const char *s = lc->buf + off, *e = lc->buf + lc->size;
+  unsigned long long v = 0;
+  unsigned base = 10;
+  if (s + 1 < e && s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+    base = 16, s += 2;
+  else if (s[0] == '0')
+    base = 8;
+  const char *d0 = s;
+  for (; s < e; s++) {
+    unsigned dv;
+    if (*s >= '0' && *s <= '9')
+      dv = (unsigned)(*s - '0');
+    else if (base == 16 && *s >= 'a' && *s <= 'f')
+      dv = (unsigned)(*s - 'a' + 10);
+    else if (base == 16 && *s >= 'A' && *s <= 'F')
+      dv = (unsigned)(*s - 'A' + 10);
+    else
+      break;
+    if (dv >= base || v > (~0ull - dv) / base)
+      return 0;
+    v = v * base + dv;
+  }
+  if (s == d0 && base != 8)
+    return 0;
+  while (s < e && (*s == 'u' || *s == 'U' || *s == 'l' || *s == 'L'))
+    s++;
+  if (s < e && ((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+                *s == '_' || *s == '\'' || *s == '.'))
+    return 0; /* a suffix or form not handled here (digit separators, 0b, z, wb) */
+  n->ilit = 1;
+  n->ival = (long long)v;
+  if ((lc->nchecks++ & 63) == 0 || lc->nchecks < 16) {
+    CXEvalResult ev = clang_Cursor_Evaluate(cur);
+    int same = ev && clang_EvalResult_getKind(ev) == CXEval_Int && clang_EvalResult_getAsLongLong(ev) == n->ival;
+    if (ev)
+      clang_EvalResult_dispose(ev);
+    if (!same) {
+      lc->fast = 0; /* the main-file shortcut is wrong for this TU: stop using it */
+      n->ilit = 0;
+      return 0;
+    }
+  }
+  return 1;
+}
+
 static ls_node *conv_node(struct conv *c, CXCursor cur) {
   int loc = c->want_loc;
   c->want_loc = 0;
@@ -642,7 +800,7 @@ static ls_node *conv_node(struct conv *c, CXCursor cur) {
       for (int i = 0; i < na; i++)
         args[i] = clang_Cursor_getArgument(cur, (unsigned)i);
       int keep = c->keep_str;
-      c->keep_str = n->ent->str_args;
+      c->keep_str = (n->ent->src & LS_SRC_STR) != 0;
       set_kids(c, n, args, (unsigned)na);
       c->keep_str = keep;
       const ls_rule_fn *rf = n->ent->rule;
@@ -665,6 +823,8 @@ static ls_node *conv_node(struct conv *c, CXCursor cur) {
           enum ls_role r = n->ent->rule->roles[i];
           if (n->kids[i] && (r == LS_ROLE_COUNT || r == LS_ROLE_DTYPE || r == LS_ROLE_ROOT ||
                              r == LS_ROLE_REDOP || r == LS_ROLE_PEER || r == LS_ROLE_COMM)) {
+            if (n->kids[i]->ilit || never_constant(n->kids[i]))
+              continue; /* a literal normalizes to its value anyway; a parameter never folds */
             CXEvalResult ev = clang_Cursor_Evaluate(args[i]);
             if (ev) {
               if (clang_EvalResult_getKind(ev) == CXEval_Int) {
@@ -715,6 +875,8 @@ static ls_node *conv_node(struct conv *c, CXCursor cur) {
     n->op = clang_getCursorUnaryOperatorKind(cur);
     break;
   case CXCursor_IntegerLiteral: {
+    if (literal_value(c, cur, n))
+      return n;
     CXEvalResult ev = clang_Cursor_Evaluate(cur);
     if (ev) {
       if (clang_EvalResult_getKind(ev) == CXEval_Int) {
@@ -759,7 +921,7 @@ static ls_node *conv_node(struct conv *c, CXCursor cur) {
   default:
     break;
   }
-  clang_visitChildren(cur, collect, &k);
+  collect_unwrapped(cur, &k);
   if (n->kind == CXCursor_ForStmt && k.n)
     conv_for(c, n, cur, &k);
   else
