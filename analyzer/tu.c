@@ -175,9 +175,16 @@ static void lc_setup(struct locache *lc, CXTranslationUnit tu, CXFile f) {
   if (!v)
     abort();
   v[n++] = 0;
+  int cr = memchr(buf, '\r', size) != NULL;
   for (size_t i = 0; i < size; i++) { /* line ends as clang counts them: \n, \r\n, \r */
-    if (buf[i] != '\n' && buf[i] != '\r')
+    if (!cr) {
+      const char *nl = memchr(buf + i, '\n', size - i);
+      if (!nl)
+        break;
+      i = (size_t)(nl - buf);
+    } else if (buf[i] != '\n' && buf[i] != '\r') {
       continue;
+    }
     if (buf[i] == '\r' && i + 1 < size && buf[i + 1] == '\n')
       i++;
     if (n == cap) {
@@ -410,6 +417,13 @@ struct kids {
   int all; /* keep references too (goto's label) */
   CXCursor inl[8]; /* most nodes have few children: no malloc for them */
 };
+/* `struct kids k = {0}` would zero the inline buffer on every node (~40 bytes of stores
+ * per cursor slot): only the header is set. */
+#define KIDS(name, all_) \
+  struct kids name;      \
+  name.v = NULL;         \
+  name.n = name.cap = 0; \
+  name.all = (all_)
 static void kids_free(struct kids *k) {
   if (k->v != k->inl)
     free(k->v);
@@ -516,7 +530,11 @@ static enum CXChildVisitResult collect_unwrap(CXCursor cur, CXCursor parent, CXC
 }
 
 static void collect_unwrapped(CXCursor parent, struct kids *k) {
-  struct unwrap u = {.k = k, .top = parent, .top_decl = clang_isDeclaration(parent.kind)};
+  struct unwrap u; /* not `= {...}`: that would zero the whole wrapper stack per node */
+  u.k = k;
+  u.top = parent;
+  u.top_decl = clang_isDeclaration(parent.kind);
+  u.depth = 0;
   clang_visitChildren(parent, collect_unwrap, &u);
 }
 
@@ -599,7 +617,7 @@ static ls_entity *dtor_of(struct conv *c, CXCursor vardecl) {
   if (t.kind != CXType_Record)
     return NULL;
   CXCursor cls = clang_getTypeDeclaration(t);
-  struct kids k = {0};
+  KIDS(k, 0);
   clang_visitChildren(cls, collect, &k);
   ls_entity *e = NULL;
   for (unsigned i = 0; i < k.n; i++)
@@ -749,7 +767,7 @@ static ls_node *conv_node(struct conv *c, CXCursor cur) {
   enum CXCursorKind wk = clang_getCursorKind(cur);
   if (wk == CXCursor_UnexposedExpr || wk == CXCursor_ParenExpr) {
     /* implicit casts and parentheses: keep only what they wrap (a third of all nodes) */
-    struct kids w = {0};
+    KIDS(w, 0);
     clang_visitChildren(cur, collect, &w);
     if (w.n == 1 && clang_isExpression(clang_getCursorKind(w.v[0]))) {
       CXCursor inner = w.v[0];
@@ -760,7 +778,7 @@ static ls_node *conv_node(struct conv *c, CXCursor cur) {
     kids_free(&w);
   }
   ls_node *n = new_node(c, cur, loc);
-  struct kids k = {0};
+  KIDS(k, 0);
   switch (n->kind) {
   case CXCursor_LambdaExpr: {
     char name[256];
@@ -782,7 +800,7 @@ static ls_node *conv_node(struct conv *c, CXCursor cur) {
         /* a constructed object: if nothing owns it (see VarDecl), it is a temporary whose
          * destructor runs at the end of the full expression */
         CXCursor cls = clang_getCursorSemanticParent(ref);
-        struct kids ck = {0};
+        KIDS(ck, 0);
         clang_visitChildren(cls, collect, &ck);
         for (unsigned i = 0; i < ck.n; i++)
           if (clang_getCursorKind(ck.v[i]) == CXCursor_Destructor)
@@ -939,7 +957,7 @@ static ls_node *conv_node(struct conv *c, CXCursor cur) {
 }
 
 static void conv_function(struct conv *c, CXCursor cur, ls_entity *ent, const char *name) {
-  struct kids k = {0};
+  KIDS(k, 0);
   clang_visitChildren(cur, collect, &k);
   CXCursor body = clang_getNullCursor();
   for (unsigned i = 0; i < k.n; i++)
@@ -962,7 +980,7 @@ static void conv_function(struct conv *c, CXCursor cur, ls_entity *ent, const ch
       f->params[i] = entity_of(c, clang_Cursor_getArgument(cur, (unsigned)i), LS_ENT_PARAM);
     f->nparams = np;
   } else if (clang_getCursorKind(cur) == CXCursor_LambdaExpr) {
-    struct kids lk = {.all = 1};
+    KIDS(lk, 1);
     clang_visitChildren(cur, collect, &lk);
     unsigned cnt = 0;
     for (unsigned i = 0; i < lk.n; i++)
