@@ -228,6 +228,8 @@ int ls_suppressed(ls_arena *a, const ls_finding *f);
 void ls_fingerprints(ls_vec *findings);
 void ls_emit_text(FILE *out, ls_arena *a, ls_vec *findings);
 void ls_emit_json(FILE *out, ls_program *p, ls_vec *findings);
+/* One finding as --format=json writes it (also the baseline's entries); caller owns it. */
+struct cJSON *ls_finding_json(const ls_finding *f);
 /* Checks findings against the annotations of `files`; prints mismatches; 0 if all match. */
 int ls_verify(ls_arena *a, char **files, int nfiles, ls_vec *findings);
 
