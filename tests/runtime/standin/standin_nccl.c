@@ -3,7 +3,10 @@
  * NCCL's thread-local group depth (depth 0 GroupEnd -> ncclInvalidUsage; an argument
  * error inside a group is stored and returned again by the outermost GroupEnd),
  * non-blocking communicators (ncclInProgress, then ncclSuccess via
- * ncclCommGetAsyncError after LS_STANDIN_POLLS polls). It moves no data and knows
+ * ncclCommGetAsyncError after LS_STANDIN_POLLS polls; LS_STANDIN_ASYNC_END=N makes
+ * that terminal state N instead, e.g. 6 = ncclRemoteError; a collective issued while
+ * its communicator is still in progress is dropped with ncclInvalidArgument, as
+ * NCCL's ncclCommEnsureReady answers it). It moves no data and knows
  * nothing about other ranks: a split keeps the parent's rank and size. The real
  * evidence for NCCL comes from gpu_tests/ on real GPUs. */
 #include <stdlib.h>
@@ -29,6 +32,12 @@ static int abort_count;
 static int polls(void) {
   const char *p = getenv("LS_STANDIN_POLLS");
   return p ? atoi(p) : 3;
+}
+
+/* The state a non-blocking init/finalize ends in (LS_STANDIN_ASYNC_END, default success). */
+static ncclResult_t async_end(void) {
+  const char *p = getenv("LS_STANDIN_ASYNC_END");
+  return p && *p ? (ncclResult_t)atoi(p) : ncclSuccess;
 }
 
 /* NCCL's ncclGroupStartInternal / ncclGroupErrCheck / ncclGroupEndInternal. */
@@ -59,9 +68,14 @@ static ncclResult_t enqueue(ncclComm_t comm, long dtype, long redop, long root, 
     ret = ncclInvalidArgument;
   else if (nr_check && (root < 0 || root >= comm->nranks))
     ret = ncclInvalidArgument;
+  else if (!comm->blocking && comm->async == ncclInProgress)
+    ret = ncclInvalidArgument; /* ncclCommEnsureReady: not enqueued */
   err_check(ret);
   if ((r = end_internal()) != ncclSuccess)
     return r;
+  /* NCCL: a non-blocking communicator answers with its async state */
+  if (ret == ncclSuccess && !comm->blocking)
+    return comm->async;
   return ret;
 }
 
@@ -219,7 +233,7 @@ EXPORT ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t *state) 
   if (!comm || !state)
     return ncclInvalidArgument;
   if (comm->async == ncclInProgress && --comm->polls_left <= 0)
-    comm->async = ncclSuccess;
+    comm->async = async_end();
   *state = comm->aborted ? ncclRemoteError : comm->async;
   return ncclSuccess;
 }
