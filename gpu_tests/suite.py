@@ -375,21 +375,39 @@ class Suite:
         self.md += md + [""]
 
     # ------------------------------------------------------------ step 3
+    @staticmethod
+    def parse_expect(text):
+        """'<class> [seq=<k>] [ranks=<a>,<b>]' -> (class, seq or None, ranks or None)."""
+        m = re.match(r"([a-z-]+)(?:\s+seq=(\d+))?(?:\s+ranks=([\d,]+))?", text or "")
+        if not m:
+            return None, None, None
+        return (m.group(1), int(m.group(2)) if m.group(2) else None,
+                [int(x) for x in m.group(3).split(",")] if m.group(3) else None)
+
     def fixture_meta(self, path):
-        meta = {"runtime": None, "ranks": 2}
+        # RUNTIME: the first divergence; RUNTIME-ALSO: one that must appear anywhere in
+        # the list (a later one, e.g. the after-abort that follows an async-error);
+        # RUNTIME-NOT: a class that must not appear at all.
+        meta = {"runtime": None, "ranks": 2, "also": [], "not": []}
         for ln in open(path, errors="replace").read().splitlines()[:60]:
             m = re.search(r"//\s*RUNTIME:\s*(.+)", ln)
             if m and meta["runtime"] is None:
                 meta["runtime"] = m.group(1).strip()
+            m = re.search(r"//\s*RUNTIME-ALSO:\s*(.+)", ln)
+            if m:
+                meta["also"].append(m.group(1).strip())
+            m = re.search(r"//\s*RUNTIME-NOT:\s*([a-z-]+)", ln)
+            if m:
+                meta["not"].append(m.group(1))
             m = re.search(r"//\s*RANKS:\s*(\d+)", ln)
             if m:
                 meta["ranks"] = int(m.group(1))
-        rt = meta["runtime"] or ""
-        m = re.match(r"([a-z-]+)(?:\s+seq=(\d+))?(?:\s+ranks=([\d,]+))?", rt)
-        meta["class"] = m.group(1) if m else None
-        meta["seq"] = int(m.group(2)) if m and m.group(2) else None
-        meta["ranks_expected"] = [int(x) for x in m.group(3).split(",")] if m and m.group(3) else None
+        meta["class"], meta["seq"], meta["ranks_expected"] = self.parse_expect(meta["runtime"])
         return meta
+
+    def divergence_matches(self, d, cls, seq, ranks):
+        return (d.get("class") == cls and (seq is None or d.get("seq") == seq) and
+                (ranks is None or sorted(d.get("ranks") or []) == sorted(ranks)))
 
     def step_matrix(self):
         lint_dir = os.path.join(self.root, "gpu_tests", "lint")
@@ -412,6 +430,8 @@ class Suite:
                 continue
             meta = self.fixture_meta(src)
             res["expect"] = meta
+            exp_s = (f"{meta['runtime']}" + "".join(f"; also {a}" for a in meta["also"]) +
+                     "".join(f"; not {c}" for c in meta["not"]))
             exe = os.path.join(self.bin, "fixtures", base)
             lint_json = os.path.join(lint_dir, base + ".json")
             nfind = None
@@ -422,12 +442,12 @@ class Suite:
             res["lint_findings"] = nfind
             if meta["ranks"] > self.n or self.left() < 30:
                 res["verdict"] = "SKIPPED"
-                md.append(f"| {base} | {meta['runtime']} | {nfind} | - | - | - | - | - | SKIPPED "
+                md.append(f"| {base} | {exp_s} | {nfind} | - | - | - | - | - | SKIPPED "
                           f"({'needs ' + str(meta['ranks']) + ' ranks' if meta['ranks'] > self.n else 'time budget'}) |")
                 continue
             if not os.path.exists(exe):
                 res["verdict"] = "BUILD FAILED"
-                md.append(f"| {base} | {meta['runtime']} | {nfind} | - | - | - | - | - | BUILD FAILED |")
+                md.append(f"| {base} | {exp_s} | {nfind} | - | - | - | - | - | BUILD FAILED |")
                 continue
             tr = os.path.join(self.work, "traces", "fx", base)
             # Policy "report": the watchdog (5 s) names the stuck call, then the fixture's own
@@ -468,6 +488,14 @@ class Suite:
                 cmp_ok = status == "divergent" and cls_ok and seq_ok and rk_ok
                 if meta["class"] in ("skip", "timeout"):  # issue 3: the watchdog must fire
                     cmp_ok = cmp_ok and bool(wd)
+            # Later divergences the fixture names (issue 10: an async-error first, then the
+            # after-abort of the call the program issued anyway), and classes it rules out.
+            divs = (cdoc or {}).get("divergences") or []
+            also_bad = [a for a in meta["also"]
+                        if not any(self.divergence_matches(d, *self.parse_expect(a)) for d in divs)]
+            not_bad = [c for c in meta["not"] if any(d.get("class") == c for d in divs)]
+            res["also_missing"], res["not_present"] = also_bad, not_bad
+            cmp_ok = cmp_ok and not also_bad and not not_bad
             # A flagged fixture is confirmed when at least one of its findings is (a
             # finding on a line the diverged run never reached stays not-exercised).
             if nfind and meta["class"] != "consistent":
@@ -476,11 +504,13 @@ class Suite:
                 conf_ok = "confirmed" not in states
             ok = cmp_ok and conf_ok
             why = ("as expected" if ok else
-                   f"compare {'ok' if cmp_ok else 'WRONG'}, confirm {'ok' if conf_ok else 'WRONG'}")
+                   f"compare {'ok' if cmp_ok else 'WRONG'}, confirm {'ok' if conf_ok else 'WRONG'}" +
+                   (f"; missing {', '.join(also_bad)}" if also_bad else "") +
+                   (f"; unexpected {', '.join(not_bad)}" if not_bad else ""))
             res["verdict"] = "PASS" if ok else "FAIL"
             res["why"] = why
             wds = (wd[0].split("lockstep: ", 1)[-1][:90] if wd else "-").replace("|", "/")
-            md.append(f"| {base} | {meta['runtime']} | {nfind if nfind is not None else 'no lint json'} | "
+            md.append(f"| {base} | {exp_s} | {nfind if nfind is not None else 'no lint json'} | "
                       f"{rc} ({el:.1f}) | {wds} | {status or ('n/a' if crc is None else 'rc ' + str(crc))} | {seen} | "
                       f"{', '.join(states) or ('n/a' if frc is None else 'no findings' if not nfind else 'rc ' + str(frc))} | "
                       f"{res['verdict']} ({why}) |")

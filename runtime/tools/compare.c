@@ -543,7 +543,8 @@ static void unobserved_notes(struct ls_compare *c, const struct ls_trace_set *se
 }
 
 /* The seq a call without one stands for: the number the next call on its
- * communicator (else on its thread) gets, or one past the previous one. */
+ * communicator (else on its thread) gets, or one past the previous one; 0 on a
+ * communicator that never got a sequenced call. */
 static int seq_holder(const struct ls_trace_record *r, const struct ls_trace_record *x) {
   if (x->state == LS_REC_FREE || x->seq == LS_NO_SEQ || !x->comm_id)
     return 0;
@@ -564,6 +565,11 @@ static int implied_seq(const struct ls_trace *t, uint64_t i, uint64_t *comm, uin
       *seq = t->records[j].seq + 1;
       return 1;
     }
+  if (r->comm_id) { /* a communicator that never got a sequenced call: the next would be 0 */
+    *comm = r->comm_id;
+    *seq = 0;
+    return 1;
+  }
   return 0;
 }
 
