@@ -70,6 +70,12 @@ run_pair fin
 first_is fin not-ready 1 "$DESTROY"
 grep -q "before the non-blocking ncclCommFinalize was seen to complete" fin.txt || fail "fin: detail"
 
+# A split with a NULL config inherits the non-blocking mode (nccl.h): the recorder
+# flags the child so, and compare reports the unpolled AllReduce on it.
+run_pair inherit
+first_is inherit not-ready 0 "$(line inherit)"
+grep -q "ncclCommSplit returned ncclInProgress" inherit.txt || fail "inherit: detail"
+
 # A traces' writer that does not say it records the ending poll: not judged, a note.
 mkdir -p old
 for f in notready/*.lstrace; do

@@ -3,7 +3,7 @@
  * stand-in libnccl.so.2 (a test double: a non-blocking init is in progress for
  * LS_STANDIN_POLLS polls, then ends in LS_STANDIN_ASYNC_END or success). RANK comes
  * from the environment; both ranks run the same calls.
- *   contract_prog ready | notready | fin | abort | abort_ok | asyncerr | asyncerr_ok
+ *   contract_prog ready | notready | fin | inherit | abort | abort_ok | asyncerr | asyncerr_ok
  * The CT: markers name lines the test script looks up. */
 #include <stdint.h>
 #include <stdio.h>
@@ -15,6 +15,7 @@
 ncclResult_t ncclAllReduce(const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t, cudaStream_t);
 ncclResult_t ncclCommInitRank(ncclComm_t *, int, ncclUniqueId, int);
 ncclResult_t ncclCommInitRankConfig(ncclComm_t *, int, ncclUniqueId, int, ncclConfig_t *);
+ncclResult_t ncclCommSplit(ncclComm_t, int, int, ncclComm_t *, ncclConfig_t *);
 ncclResult_t ncclCommGetAsyncError(ncclComm_t, ncclResult_t *);
 ncclResult_t ncclCommFinalize(ncclComm_t);
 ncclResult_t ncclCommDestroy(ncclComm_t);
@@ -76,6 +77,15 @@ int main(int argc, char **argv) {
   }
   if (st != ncclSuccess)
     return 4;
+  if (!strcmp(mode, "inherit")) {
+    /* a split with a NULL config is non-blocking like its parent: used unpolled */
+    ncclComm_t child = NULL;
+    if (ncclCommSplit(comm, 0, rank, &child, NULL) != ncclInProgress)
+      return 6;
+    ncclAllReduce(buf, buf, 4, F32, SUM, child, STREAM); /* CT:inherit */
+    poll(child);
+    ncclCommAbort(child);
+  }
   ncclAllReduce(buf, buf, 4, F32, SUM, comm, STREAM);
   if (ncclCommFinalize(comm) != ncclInProgress)
     return 5;

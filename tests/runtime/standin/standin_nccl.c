@@ -185,6 +185,10 @@ EXPORT ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_
     *newcomm = NULL;
     return ncclSuccess;
   }
+  if (!config && !comm->blocking) { /* nccl.h: a NULL config inherits the parent's */
+    ncclConfig_t nb = {sizeof(ncclConfig_t), 0xcafebeef, 0, 0};
+    return make_comm(newcomm, comm->nranks, comm->rank, &nb);
+  }
   return make_comm(newcomm, comm->nranks, comm->rank, config);
 }
 EXPORT ncclResult_t ncclCommShrink(ncclComm_t comm, int *excl, int nexcl, ncclComm_t *newcomm,
