@@ -753,9 +753,10 @@ void ls_call_enter(struct ls_call *c) {
     if (r >= 0)
       ls_comm_set_rank(cm, r, s);
   }
-  /* A rank still unknown means a non-blocking split that has not finished: NCCL
-   * refuses the call (its communicator is not ready), so it takes no place in the
-   * sequence; compare still sees it on the communicator (not-ready). */
+  /* A rank still unknown means a non-blocking split whose job has not ended (NCCL
+   * learns rank and size there): NCCL refuses the call, so it takes no place in the
+   * sequence (and the reader rejects a sequenced record without a rank); compare
+   * still sees it on the communicator (not-ready). */
   uint64_t seq = LS_NO_SEQ;
   if (cm && has_seq(c->kind) && ls_comm_rank_known(cm))
     seq = __atomic_fetch_add(&cm->seq, 1, __ATOMIC_RELAXED);

@@ -71,10 +71,13 @@ first_is fin not-ready 1 "$DESTROY"
 grep -q "before the non-blocking ncclCommFinalize was seen to complete" fin.txt || fail "fin: detail"
 
 # A split with a NULL config inherits the non-blocking mode (nccl.h): the recorder
-# flags the child so, and compare reports the unpolled AllReduce on it.
+# flags the child so, and compare reports the unpolled AllReduce on it. Its rank is
+# unknown then (the stand-in, like NCCL, reads 0 ranks until the split's job ended).
 run_pair inherit
 first_is inherit not-ready 0 "$(line inherit)"
 grep -q "ncclCommSplit returned ncclInProgress" inherit.txt || fail "inherit: detail"
+# NCCL knows a split's rank only once its job ended: the refused call takes no seq
+grep -q "the call has no sequence number of its own: seq 0" inherit.txt || fail "inherit: the call took a seq"
 
 # A traces' writer that does not say it records the ending poll: not judged, a note.
 mkdir -p old

@@ -6,7 +6,8 @@
  * ncclCommGetAsyncError after LS_STANDIN_POLLS polls; LS_STANDIN_ASYNC_END=N makes
  * that terminal state N instead, e.g. 6 = ncclRemoteError; a collective issued while
  * its communicator is still in progress is dropped with ncclInvalidArgument, as
- * NCCL's ncclCommEnsureReady answers it). It moves no data and knows
+ * NCCL's ncclCommEnsureReady answers it; a split's rank and size read 0 until its
+ * background job ended, as in NCCL). It moves no data and knows
  * nothing about other ranks: a split keeps the parent's rank and size. The real
  * evidence for NCCL comes from gpu_tests/ on real GPUs. */
 #include <stdlib.h>
@@ -23,6 +24,7 @@ struct ncclComm {
   ncclResult_t async;
   int polls_left;
   int aborted;
+  int split;   /* made by a split: NCCL learns rank and size in the background job */
 };
 
 static __thread int depth;
@@ -185,11 +187,12 @@ EXPORT ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_
     *newcomm = NULL;
     return ncclSuccess;
   }
-  if (!config && !comm->blocking) { /* nccl.h: a NULL config inherits the parent's */
-    ncclConfig_t nb = {sizeof(ncclConfig_t), 0xcafebeef, 0, 0};
-    return make_comm(newcomm, comm->nranks, comm->rank, &nb);
-  }
-  return make_comm(newcomm, comm->nranks, comm->rank, config);
+  ncclConfig_t nb = {sizeof(ncclConfig_t), 0xcafebeef, 0, 0};
+  /* nccl.h: a NULL config inherits the parent's */
+  ncclResult_t r = make_comm(newcomm, comm->nranks, comm->rank, !config && !comm->blocking ? &nb : config);
+  if (*newcomm)
+    (*newcomm)->split = 1;
+  return r;
 }
 EXPORT ncclResult_t ncclCommShrink(ncclComm_t comm, int *excl, int nexcl, ncclComm_t *newcomm,
                                    ncclConfig_t *config, int flags);
@@ -245,14 +248,14 @@ EXPORT ncclResult_t ncclCommCount(const ncclComm_t comm, int *count);
 EXPORT ncclResult_t ncclCommCount(const ncclComm_t comm, int *count) {
   if (!comm || !count)
     return ncclInvalidArgument;
-  *count = comm->nranks;
+  *count = comm->split && comm->async == ncclInProgress ? 0 : comm->nranks; /* not known yet */
   return ncclSuccess;
 }
 EXPORT ncclResult_t ncclCommUserRank(const ncclComm_t comm, int *rank);
 EXPORT ncclResult_t ncclCommUserRank(const ncclComm_t comm, int *rank) {
   if (!comm || !rank)
     return ncclInvalidArgument;
-  *rank = comm->rank;
+  *rank = comm->split && comm->async == ncclInProgress ? 0 : comm->rank;
   return ncclSuccess;
 }
 EXPORT ncclResult_t ncclCommCuDevice(const ncclComm_t comm, int *dev);
