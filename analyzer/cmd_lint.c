@@ -12,6 +12,7 @@
 
 #include <clang-c/CXCompilationDatabase.h>
 
+#include "cdb_flags.h"
 #include "commands.h"
 #include "integ.h"
 #include "lint.h"
@@ -185,6 +186,8 @@ static int load_cdb(ls_arena *a, const char *dir, char **named, int nnamed, ls_v
     goto out;
   }
   char *seen = calloc((size_t)nnamed + 1, 1);
+  char dbname[PATH_MAX + 32];
+  snprintf(dbname, sizeof dbname, "%s/compile_commands.json", dir);
   for (unsigned i = 0; i < n; i++) {
     CXCompileCommand cmd = clang_CompileCommands_getCommand(cmds, i);
     CXString fs = clang_CompileCommand_getFilename(cmd), ds = clang_CompileCommand_getDirectory(cmd);
@@ -213,6 +216,9 @@ static int load_cdb(ls_arena *a, const char *dir, char **named, int nnamed, ls_v
         ls_vec_push(&in->args, wd);
       }
       translate(a, in, cmd, path, d);
+      CXString cs = clang_CompileCommand_getArg(cmd, 0);
+      ls_cdb_adjust(a, dbname, clang_getCString(cs), &in->args); /* GCC-only flags, mpicc's -I */
+      clang_disposeString(cs);
       in->cuda |= ls_is_cuda_file(in->file);
       ls_vec_push(inputs, in);
     }
@@ -225,6 +231,7 @@ static int load_cdb(ls_arena *a, const char *dir, char **named, int nnamed, ls_v
       rc = -1;
     }
   free(seen);
+  ls_cdb_done();
 out:
   if (cmds)
     clang_CompileCommands_dispose(cmds);

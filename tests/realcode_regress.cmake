@@ -45,4 +45,12 @@ if(LOCKSTEP_ANALYZER AND TARGET lockstep)
       set_tests_properties(realcode.compile.${_name} PROPERTIES TIMEOUT 60 LABELS "realcode;compile")
     endif()
   endforeach()
+
+  # -p with a GCC + mpicc database (hdf5's shape): unknown flags dropped with a note, the
+  # wrapper's include dirs asked from it
+  add_test(NAME realcode.cdb_gcc_flags
+           COMMAND bash ${PROJECT_SOURCE_DIR}/tests/realcode/cdb_gcc_flags.sh $<TARGET_FILE:lockstep>
+                   ${PROJECT_SOURCE_DIR}/tests/realcode/mpich_coll2_participants.c
+                   ${CMAKE_CURRENT_BINARY_DIR}/realcode_cdb)
+  set_tests_properties(realcode.cdb_gcc_flags PROPERTIES TIMEOUT 60 SKIP_RETURN_CODE 77 LABELS "realcode;lint")
 endif()
