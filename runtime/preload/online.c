@@ -670,9 +670,10 @@ static int dir_flush(struct ls_online_comm *oc) {
       }
       done += (size_t)w;
     }
-    if (!why && close(fd) != 0)
-      why = strerror(errno); /* NFS reports a failed flush here */
+    int c = close(fd);
     fd = -1;
+    if (!why && c != 0)
+      why = strerror(errno); /* NFS reports a failed flush here */
   }
   if (fd >= 0)
     close(fd);

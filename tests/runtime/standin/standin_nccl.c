@@ -227,7 +227,7 @@ EXPORT ncclResult_t ncclCommAbort(ncclComm_t comm);
 EXPORT ncclResult_t ncclCommAbort(ncclComm_t comm) {
   if (!comm)
     return ncclInvalidArgument;
-  comm->aborted = 1;
+  __atomic_store_n(&comm->aborted, 1, __ATOMIC_RELEASE); /* from the watchdog thread too */
   __atomic_fetch_add(&abort_count, 1, __ATOMIC_ACQ_REL);
   return ncclSuccess;
 }
@@ -241,7 +241,7 @@ EXPORT ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t *state) 
     return ncclInvalidArgument;
   if (comm->async == ncclInProgress && --comm->polls_left <= 0)
     comm->async = async_end();
-  *state = comm->aborted ? ncclRemoteError : comm->async;
+  *state = __atomic_load_n(&comm->aborted, __ATOMIC_ACQUIRE) ? ncclRemoteError : comm->async;
   return ncclSuccess;
 }
 EXPORT ncclResult_t ncclCommCount(const ncclComm_t comm, int *count);
