@@ -659,10 +659,10 @@ static void check_args(struct ctx *c, ls_node *n) {
 }
 
 /* ---- group depth ---- */
-#define GZ 8 /* bit GZ+d of a mask: depth d is possible */
+#define GZ LS_GZ /* bit GZ+d of a mask: depth d is possible */
 static uint32_t shift(uint32_t m, int d) { return d >= 0 ? m << d : m >> -d; }
 
-static int group_delta(const ls_node *n) {
+int ls_group_delta(const ls_node *n) {
   if (n->kind != CXCursor_CallExpr || !n->ent)
     return 0;
   if (n->ent->rule)
@@ -689,7 +689,7 @@ static void group_flow(ls_func *f) {
     k->gdone = 0;
     uint32_t m = k->gin;
     for (int i = 0; i < k->nitems; i++) {
-      int d = group_delta(k->items[i]);
+      int d = ls_group_delta(k->items[i]);
       if (d)
         m = shift(m, d);
     }
@@ -729,7 +729,7 @@ static void check_groups(struct ctx *c, ls_vec *p2p_cands) {
       continue;
     for (int i = 0; i < k->nitems; i++) {
       ls_node *n = k->items[i];
-      int d = group_delta(n);
+      int d = ls_group_delta(n);
       if (d < 0 && (m & (1u << GZ)))
         ls_vec_push(&below, n);
       if (d < 0)
@@ -1298,6 +1298,7 @@ void ls_checks_run(ls_program *p, ls_vec *findings) {
     analyze(&c, order.v[i]);
   for (size_t i = 0; i < order.n; i++)
     ls_check_contracts(p, order.v[i], findings);
+  ls_check_threads(p, findings);
   if (getenv("LOCKSTEP_LINT_STATS"))
     fprintf(stderr, "lockstep lint: cfg %.3fs, taint %.3fs, checks %.3fs\n", t1 - t0, t2 - t1, ls_cpu_now() - t2);
   free(order.v);
