@@ -855,18 +855,22 @@ static int step(struct walk *w, ls_node *n, struct wstate *st) {
 }
 
 #define MAXS 8 /* states kept per block; past that a path is dropped (bounded work) */
-static void completion_walk(struct walk *w, ls_block *k0, int i0, struct wstate s0) {
-  ls_func *f = w->f;
-  struct wstate *seen = calloc((size_t)f->nblocks * MAXS, sizeof *seen);
-  unsigned char *nseen = calloc((size_t)f->nblocks, 1);
-  size_t cap = 64, sp = 0;
-  struct item { ls_block *k; int from; struct wstate st; } *stack = malloc(cap * sizeof *stack);
-  if (!seen || !nseen || !stack)
-    abort();
-  stack[sp++] = (struct item){k0, i0 + 1, s0};
+/* Per-function scratch of the walks, reset through `touched` so a function with many
+ * collectives costs the blocks each walk visits, not the whole function each time. */
+struct wmem {
+  struct wstate *seen;   /* nblocks x MAXS */
+  unsigned char *nseen;
+  int *touched; int ntouched;
+  struct witem { ls_block *k; int from; struct wstate st; } *stack;
+  size_t cap;
+};
+
+static void completion_walk(struct walk *w, struct wmem *wm, ls_block *k0, int i0, struct wstate s0) {
+  size_t sp = 0;
+  wm->stack[sp++] = (struct witem){k0, i0 + 1, s0};
   int budget = 20000;
   while (sp && budget-- > 0) {
-    struct item cur = stack[--sp];
+    struct witem cur = wm->stack[--sp];
     ls_block *k = cur.k;
     struct wstate st = cur.st;
     int stop = 0;
@@ -881,30 +885,33 @@ static void completion_walk(struct walk *w, ls_block *k0, int i0, struct wstate 
     for (int s = 0; s < k->nsucc; s++) {
       ls_block *t = k->succ[s];
       int dup = 0;
-      for (int j = 0; j < nseen[t->id] && !dup; j++) {
-        struct wstate *v = &seen[(size_t)t->id * MAXS + (size_t)j];
+      for (int j = 0; j < wm->nseen[t->id] && !dup; j++) {
+        struct wstate *v = &wm->seen[(size_t)t->id * MAXS + (size_t)j];
         /* a state seen with no more protection than this one already covers it */
         dup = v->pending == st.pending && (v->cover & ~st.cover) == 0 && (v->ordered & ~st.ordered) == 0 &&
               (st.noncover & ~v->noncover) == 0;
       }
-      if (dup || nseen[t->id] >= MAXS)
+      if (dup || wm->nseen[t->id] >= MAXS)
         continue;
-      seen[(size_t)t->id * MAXS + nseen[t->id]++] = st;
-      if (sp == cap) {
-        cap *= 2;
-        stack = realloc(stack, cap * sizeof *stack);
-        if (!stack)
+      if (!wm->nseen[t->id])
+        wm->touched[wm->ntouched++] = t->id;
+      wm->seen[(size_t)t->id * MAXS + wm->nseen[t->id]++] = st;
+      if (sp == wm->cap) {
+        wm->cap *= 2;
+        wm->stack = realloc(wm->stack, wm->cap * sizeof *wm->stack);
+        if (!wm->stack)
           abort();
       }
-      stack[sp++] = (struct item){t, 0, st};
+      wm->stack[sp++] = (struct witem){t, 0, st};
     }
   }
-  free(seen);
-  free(nseen);
-  free(stack);
+  for (int i = 0; i < wm->ntouched; i++)
+    wm->nseen[wm->touched[i]] = 0;
+  wm->ntouched = 0;
 }
 
 static void completion(ls_program *p, ls_func *f, struct facts *F, struct msyncs *M, ls_vec *out) {
+  struct wmem wm = {0};
   for (int b = 0; b < f->nblocks; b++) {
     ls_block *k = f->blocks[b];
     for (int i = 0; i < k->nitems; i++) {
@@ -916,6 +923,15 @@ static void completion(ls_program *p, ls_func *f, struct facts *F, struct msyncs
       ls_node *buf = rb ? base_of(rb) : NULL;
       if (!buf || !s)
         continue;
+      if (!wm.seen) {
+        wm.seen = malloc((size_t)f->nblocks * MAXS * sizeof *wm.seen);
+        wm.nseen = calloc((size_t)f->nblocks, 1);
+        wm.touched = malloc((size_t)f->nblocks * sizeof *wm.touched);
+        wm.cap = 64;
+        wm.stack = malloc(wm.cap * sizeof *wm.stack);
+        if (!wm.seen || !wm.nseen || !wm.touched || !wm.stack)
+          abort();
+      }
       struct walk w = {.p = p, .f = f, .out = out, .F = F, .M = M, .coll = n, .buf = buf, .stream = s};
       w.cs = classify(p, F, s);
       struct fact *h = fact_get(F, buf->ent, 0);
@@ -927,9 +943,13 @@ static void completion(ls_program *p, ls_func *f, struct facts *F, struct msyncs
           s0.pending = d;
           break;
         }
-      completion_walk(&w, k, i, s0);
+      completion_walk(&w, &wm, k, i, s0);
     }
   }
+  free(wm.seen);
+  free(wm.nseen);
+  free(wm.touched);
+  free(wm.stack);
 }
 
 void ls_check_threads(ls_program *p, ls_vec *findings) {
