@@ -416,6 +416,124 @@ static void seq_text(char *buf, size_t cap, const struct evlist *l) {
   }
 }
 
+/* ---- a rank-dependent exit behind a nested uniform condition ----
+ * `if (rank == 0) { if (!p) abort(); } MPI_Barrier(...)`: the inner branch is uniform, so the
+ * sequence hashes skip its abort like any error exit, but only the ranks on one side of the
+ * outer branch can take it. A block that ends in abort/exit/throw and is reachable from one
+ * successor of the rank-dependent branch only (without passing the branch again) is such an
+ * exit; the survivors' first collective after it is what the exiting ranks skip. The two
+ * reachability walks are bounded, so many branches in one long function stay linear. */
+#define NX_BUDGET 512
+static void check_nested_exit(struct ctx *c, ls_block *b) {
+  ls_func *f = c->f;
+  if (!f->abort_blk || !f->abort_blk->npred || b->nsucc != 2)
+    return;
+  ls_block **stk = malloc(((size_t)f->nblocks + 1) * 2 * sizeof *stk);
+  if (!stk)
+    abort();
+  /* side 0 marks gen; side 1 marks gen+2, and blocks side 0 reached become gen+3 (both) */
+  c->gen += 4;
+  unsigned g0 = c->gen - 3, g1 = c->gen - 1;
+  int budget = NX_BUDGET, ok = 1;
+  ls_block *hit = NULL;
+  {
+    ls_block *s = b->succ[0];
+    int sp = 0;
+    if (s != b) {
+      s->mark = g0;
+      stk[sp++] = s;
+    }
+    while (sp && ok) {
+      ls_block *k = stk[--sp];
+      if (--budget < 0)
+        ok = 0;
+      if (k == f->exit || k == f->vexit || k == f->abort_blk || k == f->killall)
+        continue;
+      for (int i = 0; i < k->nsucc; i++)
+        if (k->succ[i] != b && k->succ[i]->mark != g0) {
+          k->succ[i]->mark = g0;
+          stk[sp++] = k->succ[i];
+        }
+    }
+    s = b->succ[1];
+    sp = 0;
+    if (s != b && ok) {
+      s->mark = s->mark == g0 ? g1 + 1 : g1;
+      stk[sp++] = s;
+    }
+    while (sp && ok) {
+      ls_block *k = stk[--sp];
+      if (--budget < 0)
+        ok = 0;
+      if (k == f->exit || k == f->vexit || k == f->abort_blk || k == f->killall)
+        continue;
+      for (int i = 0; i < k->nsucc; i++) {
+        ls_block *t = k->succ[i];
+        if (t == b || t->mark == g1 || t->mark == g1 + 1)
+          continue;
+        t->mark = t->mark == g0 ? g1 + 1 : g1;
+        stk[sp++] = t;
+      }
+    }
+  }
+  /* one-sided blocks: marked g0 only (side 0) or g1 only (side 1) */
+  for (int i = 0; i < f->nblocks && ok && !hit; i++) {
+    ls_block *k = f->blocks[i];
+    if ((k->mark != g0 && k->mark != g1) || k == b->succ[0] || k == b->succ[1])
+      continue; /* b's own successors: check_branch's direct abort case */
+    for (int j = 0; j < k->nsucc; j++)
+      if (k->succ[j] == f->abort_blk)
+        hit = k;
+  }
+  free(stk);
+  if (!hit)
+    return;
+  /* the survivors: from the branch that leads to the exit, the other way on */
+  ls_block *from = NULL;
+  for (int i = 0; i < f->nblocks && !from; i++) {
+    ls_block *k = f->blocks[i];
+    if (k->nsucc < 2 || (k->mark != g0 && k->mark != g1 && k != b))
+      continue;
+    int leads = 0;
+    for (int j = 0; j < k->nsucc; j++)
+      leads |= k->succ[j] == hit;
+    for (int j = 0; j < k->nsucc && leads; j++)
+      if (k->succ[j] != hit && seq_of(c, k->succ[j]).len > 0)
+        from = k->succ[j];
+  }
+  if (!from)
+    return;
+  struct evlist la = {.n = 0};
+  ls_block *stops[1] = {f->vexit};
+  c->gen++;
+  c->budget = 256;
+  walk(c, from, stops, 1, &la, 0);
+  if (!la.n || !is_coll(la.v[0]))
+    return;
+  ls_node *at = la.v[0], *cn = b->cond, *ex = hit->nitems ? hit->items[hit->nitems - 1] : cn;
+  char msg[1024];
+  snprintf(msg, sizeof msg, "collective '%s' is skipped by ranks that leave early at line %u: the exit condition depends on the rank",
+           callee(at), ex->line);
+  ls_finding *fd = add_finding(c, "rank-divergent-collective", at->file, at->line, at->col, msg);
+  if (!fd)
+    return;
+  ls_vec_push(&fd->notes, mkloc(c->p, cn->file, cn->line, cn->col, "this condition depends on the rank"));
+  add_origin_note(c, fd, b->cond_taint);
+  ls_vec_push(&fd->notes, mkloc(c->p, ex->file, ex->line, ex->col,
+                                "only ranks on one side of that condition can leave here"));
+  char sa[400], m1[512], key[1024];
+  seq_text(sa, sizeof sa, &la);
+  snprintf(m1, sizeof m1, "the ranks that go on issue: %s", sa);
+  ls_vec_push(&fd->notes, mkloc(c->p, cn->file, cn->line, cn->col, m1));
+  size_t k = (size_t)snprintf(key, sizeof key, "X");
+  for (int j = 0; j < la.n; j++) {
+    ls_vec_push(&fd->sites, mkloc(c->p, la.v[j]->file, la.v[j]->line, la.v[j]->col, callee(la.v[j])));
+    if (k < sizeof key)
+      k += (size_t)snprintf(key + k, sizeof key - k, ",%s", callee(la.v[j]));
+  }
+  fd->seqkey = ls_strdup(c->p->arena, key);
+}
+
 static void check_branch(struct ctx *c, ls_block *b) {
   ls_func *f = c->f;
   ls_block *P = b->ipdom;
@@ -439,8 +557,11 @@ static void check_branch(struct ctx *c, ls_block *b) {
       r0 = r;
     have = 1;
   }
-  if (!differ)
+  if (!differ) {
+    if (!aborts)
+      check_nested_exit(c, b);
     return;
+  }
   /* Two alternatives that differ: the first successor vs the first that differs from it. */
   struct evlist la = {.n = 0}, lb = {.n = 0};
   int ia = 0, ib = b->nsucc;
@@ -554,10 +675,10 @@ static void check_args(struct ctx *c, ls_node *n) {
 }
 
 /* ---- group depth ---- */
-#define GZ 8 /* bit GZ+d of a mask: depth d is possible */
+#define GZ LS_GZ /* bit GZ+d of a mask: depth d is possible */
 static uint32_t shift(uint32_t m, int d) { return d >= 0 ? m << d : m >> -d; }
 
-static int group_delta(const ls_node *n) {
+int ls_group_delta(const ls_node *n) {
   if (n->kind != CXCursor_CallExpr || !n->ent)
     return 0;
   if (n->ent->rule)
@@ -584,7 +705,7 @@ static void group_flow(ls_func *f) {
     k->gdone = 0;
     uint32_t m = k->gin;
     for (int i = 0; i < k->nitems; i++) {
-      int d = group_delta(k->items[i]);
+      int d = ls_group_delta(k->items[i]);
       if (d)
         m = shift(m, d);
     }
@@ -624,7 +745,7 @@ static void check_groups(struct ctx *c, ls_vec *p2p_cands) {
       continue;
     for (int i = 0; i < k->nitems; i++) {
       ls_node *n = k->items[i];
-      int d = group_delta(n);
+      int d = ls_group_delta(n);
       if (d < 0 && (m & (1u << GZ)))
         ls_vec_push(&below, n);
       if (d < 0)
@@ -1193,6 +1314,7 @@ void ls_checks_run(ls_program *p, ls_vec *findings) {
     analyze(&c, order.v[i]);
   for (size_t i = 0; i < order.n; i++)
     ls_check_contracts(p, order.v[i], findings);
+  ls_check_threads(p, findings);
   if (getenv("LOCKSTEP_LINT_STATS"))
     fprintf(stderr, "lockstep lint: cfg %.3fs, taint %.3fs, checks %.3fs\n", t1 - t0, t2 - t1, ls_cpu_now() - t2);
   free(order.v);

@@ -12,6 +12,7 @@
 
 #include <clang-c/CXCompilationDatabase.h>
 
+#include "cdb_flags.h"
 #include "commands.h"
 #include "integ.h"
 #include "lint.h"
@@ -66,7 +67,9 @@ static const char usage_text[] =
     "  -h, --help        show this help\n"
     "\n"
     "rules: rank-divergent-collective, unbalanced-group, rank-dependent-argument,\n"
-    "ungrouped-p2p (`lockstep rules`, `lockstep explain RULE-ID`). Suppress one finding\n"
+    "ungrouped-p2p, async-state-unread, async-return-as-state, continue-after-abort,\n"
+    "group-across-threads, completion-assumed-at-group-end (`lockstep rules`,\n"
+    "`lockstep explain RULE-ID`). Suppress one finding\n"
     "with a comment on its line or the line above:\n"
     "  // lockstep: ignore(rule-id) reason\n"
     "\n"
@@ -185,6 +188,8 @@ static int load_cdb(ls_arena *a, const char *dir, char **named, int nnamed, ls_v
     goto out;
   }
   char *seen = calloc((size_t)nnamed + 1, 1);
+  char dbname[PATH_MAX + 32];
+  snprintf(dbname, sizeof dbname, "%s/compile_commands.json", dir);
   for (unsigned i = 0; i < n; i++) {
     CXCompileCommand cmd = clang_CompileCommands_getCommand(cmds, i);
     CXString fs = clang_CompileCommand_getFilename(cmd), ds = clang_CompileCommand_getDirectory(cmd);
@@ -213,6 +218,9 @@ static int load_cdb(ls_arena *a, const char *dir, char **named, int nnamed, ls_v
         ls_vec_push(&in->args, wd);
       }
       translate(a, in, cmd, path, d);
+      CXString cs = clang_CompileCommand_getArg(cmd, 0);
+      ls_cdb_adjust(a, dbname, clang_getCString(cs), &in->args); /* GCC-only flags, mpicc's -I */
+      clang_disposeString(cs);
       in->cuda |= ls_is_cuda_file(in->file);
       ls_vec_push(inputs, in);
     }
@@ -225,6 +233,7 @@ static int load_cdb(ls_arena *a, const char *dir, char **named, int nnamed, ls_v
       rc = -1;
     }
   free(seen);
+  ls_cdb_done();
 out:
   if (cmds)
     clang_CompileCommands_dispose(cmds);

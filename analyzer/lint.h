@@ -28,7 +28,10 @@ void ls_vec_push(ls_vec *v, void *p);
 enum ls_role {
   LS_ROLE_NONE, LS_ROLE_SENDBUF, LS_ROLE_RECVBUF, LS_ROLE_COUNT, LS_ROLE_DTYPE, LS_ROLE_REDOP,
   LS_ROLE_ROOT, LS_ROLE_PEER, LS_ROLE_COMM, LS_ROLE_STREAM, LS_ROLE_OUT_RANK, LS_ROLE_OUT_SIZE,
-  LS_ROLE_REQUEST, LS_ROLE_COUNTS, LS_ROLE_OUT_ASYNC_STATE, LS_ROLE_OTHER
+  LS_ROLE_REQUEST, LS_ROLE_COUNTS, LS_ROLE_OUT_ASYNC_STATE,
+  /* host-side calls around the API (rules/host.json): copies, streams, events, threads */
+  LS_ROLE_SRC, LS_ROLE_DST, LS_ROLE_EVENT, LS_ROLE_OUT_STREAM, LS_ROLE_STREAM_FLAGS, LS_ROLE_OUT_PTR,
+  LS_ROLE_ENTRY, LS_ROLE_OTHER
 };
 enum ls_kind {
   LS_KIND_OTHER, LS_KIND_COLLECTIVE, LS_KIND_P2P, LS_KIND_GROUP_START, LS_KIND_GROUP_END,
@@ -59,6 +62,13 @@ typedef struct ls_rules {
   ls_rule_src *srcs; int nsrcs;
   const char **noreturn; int nnoreturn;
   const char **pending; int npending; /* top-level `pending` of each file (ncclInProgress) */
+  /* rules/host.json: pragmas that run their statement on other threads ("omp parallel"),
+   * the stream-creation flag bit that makes a stream non-blocking, and the stream handle
+   * values that name the legacy / per-thread default stream (-1: not given) */
+  const char **regions; int nregions;
+  long long nonblocking_flag;
+  long long *legacy_streams; int nlegacy;
+  long long *per_thread_streams; int nper_thread;
   int nfiles;
 } ls_rules;
 /* Loads and validates `path` into r (allocated in a). On error prints
@@ -96,7 +106,7 @@ typedef struct ls_entity {
 
 enum {
   LS_SRC_ANY = 1, /* named by a rank_sources/uniform_sources entry */
-  LS_SRC_OUT = 2, /* a rank source through an out-argument */
+  LS_SRC_OUT = 2, /* a source (rank or uniform) through an out-argument */
   LS_SRC_STR = 4  /* a source matched by a string literal argument (getenv's name) */
 };
 
@@ -228,6 +238,14 @@ typedef struct ls_finding {
 void ls_checks_run(ls_program *p, ls_vec *findings);
 /* The API-contract checks (check_contracts.c), per analyzed function, after the others. */
 void ls_check_contracts(ls_program *p, ls_func *f, ls_vec *findings);
+/* Host-side contracts (check_threads.c): group-across-threads and
+ * completion-assumed-at-group-end, once all functions are analyzed. */
+void ls_check_threads(ls_program *p, ls_vec *findings);
+/* Group depth (checks.c): bit LS_GZ+d of a block's gin/gout mask means depth d is possible
+ * there (relative to the function's entry); ls_group_delta is a call's effect on the depth
+ * (+1 group start, -1 group end, a begin/end helper's summarized net effect, else 0). */
+#define LS_GZ 8
+int ls_group_delta(const ls_node *n);
 
 /* output / suppression / verify (report.c) */
 const char *ls_source_line(ls_arena *a, const char *file, unsigned line); /* NULL if none */
@@ -235,6 +253,8 @@ int ls_suppressed(ls_arena *a, const ls_finding *f);
 void ls_fingerprints(ls_vec *findings);
 void ls_emit_text(FILE *out, ls_arena *a, ls_vec *findings);
 void ls_emit_json(FILE *out, ls_program *p, ls_vec *findings);
+/* One finding as --format=json writes it (also the baseline's entries); caller owns it. */
+struct cJSON *ls_finding_json(const ls_finding *f);
 /* Checks findings against the annotations of `files`; prints mismatches; 0 if all match. */
 int ls_verify(ls_arena *a, char **files, int nfiles, ls_vec *findings);
 

@@ -141,15 +141,9 @@ static int write_baseline(ls_policy *pol, ls_vec *findings) {
   cJSON_AddStringToObject(root, "tool", "lockstep");
   cJSON *arr = cJSON_AddArrayToObject(root, "findings");
   for (size_t i = 0; i < findings->n; i++) {
+    /* the same object as --format=json writes, so either file serves as a baseline */
     ls_finding *f = findings->v[i];
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "fingerprint", f->fingerprint);
-    cJSON_AddStringToObject(o, "rule", f->rule);
-    cJSON_AddStringToObject(o, "file", f->file);
-    cJSON_AddNumberToObject(o, "line", f->line);
-    cJSON_AddStringToObject(o, "function", f->function ? f->function : "");
-    cJSON_AddStringToObject(o, "message", f->message);
-    cJSON_AddItemToArray(arr, o);
+    cJSON_AddItemToArray(arr, ls_finding_json(f));
     f->baselined = 1;
   }
   char *s = cJSON_Print(root);

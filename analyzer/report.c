@@ -156,29 +156,31 @@ static cJSON *loc_json(const ls_loc *l, const char *msgkey) {
   return o;
 }
 
+cJSON *ls_finding_json(const ls_finding *f) {
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddStringToObject(o, "rule", f->rule);
+  cJSON_AddStringToObject(o, "file", f->file);
+  cJSON_AddNumberToObject(o, "line", f->line);
+  cJSON_AddNumberToObject(o, "column", f->col);
+  cJSON_AddStringToObject(o, "function", f->function ? f->function : "");
+  cJSON_AddStringToObject(o, "message", f->message);
+  cJSON_AddStringToObject(o, "fingerprint", f->fingerprint);
+  cJSON *notes = cJSON_AddArrayToObject(o, "notes");
+  for (size_t j = 0; j < f->notes.n; j++)
+    cJSON_AddItemToArray(notes, loc_json(f->notes.v[j], "message"));
+  cJSON *sites = cJSON_AddArrayToObject(o, "sites");
+  for (size_t j = 0; j < f->sites.n; j++)
+    cJSON_AddItemToArray(sites, loc_json(f->sites.v[j], "callee"));
+  return o;
+}
+
 void ls_emit_json(FILE *out, ls_program *p, ls_vec *findings) {
   cJSON *root = cJSON_CreateObject();
   cJSON_AddNumberToObject(root, "version", 1);
   cJSON_AddStringToObject(root, "tool", "lockstep");
   cJSON *arr = cJSON_AddArrayToObject(root, "findings");
-  for (size_t i = 0; i < findings->n; i++) {
-    ls_finding *f = findings->v[i];
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "rule", f->rule);
-    cJSON_AddStringToObject(o, "file", f->file);
-    cJSON_AddNumberToObject(o, "line", f->line);
-    cJSON_AddNumberToObject(o, "column", f->col);
-    cJSON_AddStringToObject(o, "function", f->function ? f->function : "");
-    cJSON_AddStringToObject(o, "message", f->message);
-    cJSON_AddStringToObject(o, "fingerprint", f->fingerprint);
-    cJSON *notes = cJSON_AddArrayToObject(o, "notes");
-    for (size_t j = 0; j < f->notes.n; j++)
-      cJSON_AddItemToArray(notes, loc_json(f->notes.v[j], "message"));
-    cJSON *sites = cJSON_AddArrayToObject(o, "sites");
-    for (size_t j = 0; j < f->sites.n; j++)
-      cJSON_AddItemToArray(sites, loc_json(f->sites.v[j], "callee"));
-    cJSON_AddItemToArray(arr, o);
-  }
+  for (size_t i = 0; i < findings->n; i++)
+    cJSON_AddItemToArray(arr, ls_finding_json(findings->v[i]));
   cJSON *tus = cJSON_AddArrayToObject(root, "tus");
   for (size_t i = 0; p && i < p->tus.n; i++) {
     ls_tu_info *t = p->tus.v[i];

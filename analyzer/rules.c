@@ -18,6 +18,9 @@ static const struct { const char *name; enum ls_role role; } role_names[] = {
     {"peer", LS_ROLE_PEER},       {"comm", LS_ROLE_COMM},       {"stream", LS_ROLE_STREAM},
     {"out_rank", LS_ROLE_OUT_RANK}, {"out_size", LS_ROLE_OUT_SIZE}, {"request", LS_ROLE_REQUEST},
     {"counts", LS_ROLE_COUNTS},   {"out_async_state", LS_ROLE_OUT_ASYNC_STATE},
+    {"src", LS_ROLE_SRC},         {"dst", LS_ROLE_DST},         {"event", LS_ROLE_EVENT},
+    {"out_stream", LS_ROLE_OUT_STREAM}, {"stream_flags", LS_ROLE_STREAM_FLAGS}, {"out_ptr", LS_ROLE_OUT_PTR},
+    {"entry", LS_ROLE_ENTRY},
 };
 static const struct { const char *name; enum ls_kind kind; } kind_names[] = {
     {"collective", LS_KIND_COLLECTIVE}, {"p2p", LS_KIND_P2P},
@@ -193,6 +196,72 @@ static int load_src(ls_arena *a, struct ctx *c, const cJSON *s, ls_rule_src *out
   return 0;
 }
 
+static void *grow(void *old, int n, size_t size);
+
+/* An array of integers (JSON numbers) appended to *v. */
+static int load_ints(ls_arena *a, struct ctx *c, const cJSON *arr, long long **v, int *n) {
+  if (!cJSON_IsArray(arr))
+    return fail(c, "must be an array of integers");
+  long long *nv = ls_alloc(a, (size_t)(*n + cJSON_GetArraySize(arr) + 1) * sizeof *nv);
+  for (int k = 0; k < *n; k++)
+    nv[k] = (*v)[k];
+  const cJSON *it;
+  cJSON_ArrayForEach(it, arr) {
+    if (!cJSON_IsNumber(it) || it->valuedouble != (double)(long long)it->valuedouble)
+      return fail(c, "must hold only integers");
+    nv[(*n)++] = (long long)it->valuedouble;
+  }
+  *v = nv;
+  return 0;
+}
+
+/* rules/host.json's top-level keys for check_threads.c: `thread_regions` (pragmas whose
+ * statement runs on other threads), `stream_nonblocking_flag`, `default_streams`. */
+static int load_host(ls_rules *r, ls_arena *a, struct ctx *c, const cJSON *root, int *found) {
+  const cJSON *reg = cJSON_GetObjectItemCaseSensitive(root, "thread_regions");
+  if (reg) {
+    *found = 1;
+    snprintf(c->key, sizeof c->key, "thread_regions");
+    if (!cJSON_IsArray(reg))
+      return fail(c, "must be an array of strings");
+    const char **nr = ls_alloc(a, (size_t)(r->nregions + cJSON_GetArraySize(reg) + 1) * sizeof *nr);
+    for (int k = 0; k < r->nregions; k++)
+      nr[k] = r->regions[k];
+    const cJSON *it;
+    cJSON_ArrayForEach(it, reg) {
+      if (!cJSON_IsString(it) || !it->valuestring[0])
+        return fail(c, "must hold only non-empty strings");
+      nr[r->nregions++] = ls_strdup(a, it->valuestring);
+    }
+    r->regions = nr;
+  }
+  const cJSON *nb = cJSON_GetObjectItemCaseSensitive(root, "stream_nonblocking_flag");
+  if (nb) {
+    *found = 1;
+    snprintf(c->key, sizeof c->key, "stream_nonblocking_flag");
+    if (!cJSON_IsNumber(nb) || nb->valuedouble < 1 || nb->valuedouble != (double)(long long)nb->valuedouble)
+      return fail(c, "must be a positive integer (the flag bit)");
+    r->nonblocking_flag = (long long)nb->valuedouble;
+  }
+  const cJSON *ds = cJSON_GetObjectItemCaseSensitive(root, "default_streams");
+  if (ds) {
+    *found = 1;
+    snprintf(c->key, sizeof c->key, "default_streams");
+    if (!cJSON_IsObject(ds))
+      return fail(c, "must be an object {legacy, per_thread}");
+    const cJSON *l = cJSON_GetObjectItemCaseSensitive(ds, "legacy");
+    const cJSON *pt = cJSON_GetObjectItemCaseSensitive(ds, "per_thread");
+    snprintf(c->key, sizeof c->key, "default_streams.legacy");
+    if (l && load_ints(a, c, l, &r->legacy_streams, &r->nlegacy))
+      return -1;
+    snprintf(c->key, sizeof c->key, "default_streams.per_thread");
+    if (pt && load_ints(a, c, pt, &r->per_thread_streams, &r->nper_thread))
+      return -1;
+  }
+  c->key[0] = 0;
+  return 0;
+}
+
 static void *grow(void *old, int n, size_t size) {
   void *p = realloc(old, (size_t)(n + 1) * size);
   if (!p) {
@@ -292,7 +361,10 @@ int ls_rules_load(ls_rules *r, ls_arena *a, const char *path) {
     r->pending = np;
     r->npending++;
   }
-  if (!fns && !r->nsrcs && !r->nnoreturn) {
+  int host = 0;
+  if (load_host(r, a, &c, root, &host))
+    goto out;
+  if (!fns && !r->nsrcs && !r->nnoreturn && !host) {
     c.key[0] = 0;
     fail(&c, "no \"functions\", \"rank_sources\" or \"noreturn\": not a lockstep rules file");
     goto out;

@@ -1,4 +1,4 @@
-/* taint.c — rank dependence. A whole-program, flow-insensitive fixpoint over every item of
+/* taint.c — rank dependence. A whole-program fixpoint over every item of
  * every CFG: values from rank sources (rules: rank_sources, out_rank arguments) flow through
  * assignments, arithmetic and comparisons, struct fields (one fact per field), globals,
  * parameters (from any call site), return values and out-parameters. Receive buffers of
@@ -176,12 +176,31 @@ struct run {
   ls_program *p;
   ls_func *f;
   int changed;
+  int local_only;  /* settling the function's own locals first: no effect leaves it */
+  int local_changed;
 };
+
+static int own_local(const ls_func *f, const ls_entity *e) {
+  if (e->kind == LS_ENT_VAR)
+    return 1;
+  if (e->kind == LS_ENT_PARAM)
+    for (int i = 0; i < f->nparams; i++)
+      if (f->params[i] == e)
+        return 1;
+  return 0;
+}
 
 static void taint_ent(struct run *r, ls_entity *e, const ls_origin *o, int level) {
   if (!e || !o)
     return;
   int through_ptr = level > 0;
+  if (r->local_only) {
+    if (!through_ptr && !e->taint && own_local(r->f, e)) {
+      e->taint = o;
+      r->changed = r->local_changed = 1;
+    }
+    return;
+  }
   if (through_ptr && !e->ptaint) {
     e->ptaint = o;
     r->changed = 1;
@@ -222,7 +241,7 @@ static void apply(struct run *r, ls_node *n) {
     }
     return;
   case CXCursor_ReturnStmt:
-    if (n->nkids && r->f->ent) {
+    if (n->nkids && r->f->ent && !r->local_only) {
       const ls_origin *o = ls_expr_taint(p, n->kids[0]);
       if (o && !r->f->ent->ret_taint) {
         r->f->ent->ret_taint = o;
@@ -261,25 +280,262 @@ static void apply(struct run *r, ls_node *n) {
   }
 }
 
+/* ---- flow-sensitive evaluation of each function ----
+ * The entity facts are "may be rank-dependent somewhere". For the locals that carry such a
+ * fact and are written somewhere, a bitset data-flow over the function's CFG says where they
+ * hold a rank value: a later uniform write, or a collective that receives into the variable
+ * (`MPI_Bcast(&v, ...)`), makes them uniform again. Everything that leaves the function —
+ * the return value, writes to fields, globals and out-parameters, the arguments of calls —
+ * and the branch conditions of the implicit flow are then evaluated with the state at that
+ * point: `int read_int() { if (me == 0) v = -1; MPI_Bcast(&v, ...); return v; }` returns a
+ * uniform value. Only candidates get bits, so the pass stays linear in the function size. */
+struct fsx {
+  ls_vec cands;          /* ls_entity* with fsidx */
+  int words;
+  uint64_t *in;          /* nblocks x words: state at block entry */
+  uint64_t *st;          /* one state (cap words) */
+  int cap;
+  size_t maxc;           /* most candidates for this function (memory and time bound) */
+};
+
+static void fs_set(uint64_t *st, const ls_entity *e, int on) {
+  unsigned b = (unsigned)e->fsidx - 1;
+  if (on)
+    st[b / 64] |= 1ull << (b % 64);
+  else
+    st[b / 64] &= ~(1ull << (b % 64));
+}
+static int fs_get(const uint64_t *st, const ls_entity *e) {
+  unsigned b = (unsigned)e->fsidx - 1;
+  return st[b / 64] >> (b % 64) & 1;
+}
+
+static void fs_cand(struct fsx *x, ls_entity *e) {
+  if (e && !e->fsidx && e->taint && (e->kind == LS_ENT_VAR || e->kind == LS_ENT_PARAM) && x->cands.n < x->maxc) {
+    ls_vec_push(&x->cands, e);
+    e->fsidx = (int)x->cands.n;
+  }
+}
+
+/* the local an lvalue or out-argument writes as a whole (not through a pointer) */
+static ls_entity *fs_target(ls_node *arg, int start) {
+  int level = start;
+  ls_entity *t = ls_target_of(arg, &level);
+  return t && t->fsidx && level <= 0 ? t : NULL;
+}
+
+/* Locals that carry a rank fact and can lose it: a collective receives into them, or a write
+ * gives them a value that is uniform once the candidates found so far read as uniform
+ * (fs_state is all zeros while this runs). Every other local keeps its whole-program fact,
+ * so the bitsets stay small however long the function is. */
+static void fs_items(ls_program *p, ls_node *n, struct fsx *x) {
+  int level = 0;
+  switch (n->kind) {
+  case CXCursor_VarDecl:
+    if (n->nkids && n->ent && n->ent->taint && !n->ent->fsidx) {
+      int uniform = 1;
+      for (unsigned i = 0; i < n->nkids && uniform; i++)
+        uniform = !ls_expr_taint(p, n->kids[i]);
+      if (uniform)
+        fs_cand(x, n->ent);
+    }
+    return;
+  case CXCursor_BinaryOperator:
+    if (n->op == CXBinaryOperator_Assign && n->nkids == 2) {
+      ls_entity *t = ls_target_of(n->kids[0], &level);
+      if (level <= 0 && t && t->taint && !t->fsidx && !ls_expr_taint(p, n->kids[1]))
+        fs_cand(x, t);
+    }
+    return;
+  case CXCursor_CallExpr:
+    if (n->ent && n->ent->rule && n->ent->rule->kind == LS_KIND_COLLECTIVE)
+      for (int i = 0; i < n->ent->rule->nargs && (unsigned)i < n->nkids; i++) {
+        if (n->ent->rule->roles[i] != LS_ROLE_RECVBUF)
+          continue;
+        level = 1;
+        ls_entity *t = ls_target_of(n->kids[i], &level);
+        if (level <= 0)
+          fs_cand(x, t);
+      }
+    else if (n->text && n->ent && n->ent->rule)
+      for (int i = 0; (n->ent->src & LS_SRC_OUT) && i < p->rules->nsrcs; i++) {
+        const ls_rule_src *r = &p->rules->srcs[i];
+        if (r->uniform && r->out_arg >= 0 && (unsigned)r->out_arg < n->nkids && !strcmp(r->call, n->text)) {
+          level = 1;
+          ls_entity *t = ls_target_of(n->kids[r->out_arg], &level);
+          if (level <= 0)
+            fs_cand(x, t);
+        }
+      }
+    return;
+  default:
+    return;
+  }
+}
+
+static void fs_select(ls_program *p, ls_func *f, struct fsx *x, ls_vec *writes) {
+  static const uint64_t zero[4096 / 64];
+  for (size_t i = 0; i < x->cands.n; i++)
+    ((ls_entity *)x->cands.v[i])->fsidx = 0;
+  x->cands.n = 0;
+  if (!writes->v) { /* once per function: the items that can make a local uniform */
+    for (int b = 0; b < f->nblocks; b++)
+      for (int j = 0; j < f->blocks[b]->nitems; j++) {
+        ls_node *n = f->blocks[b]->items[j];
+        if ((n->kind == CXCursor_VarDecl && n->nkids) ||
+            (n->kind == CXCursor_BinaryOperator && n->op == CXBinaryOperator_Assign) ||
+            (n->kind == CXCursor_CallExpr && n->ent && n->ent->rule))
+          ls_vec_push(writes, n);
+      }
+    if (!writes->v)
+      ls_vec_push(writes, NULL);
+  }
+  /* the states take nblocks x words: past about a million words (very long functions),
+   * fewer locals are refined and the rest keep their whole-program facts */
+  size_t words = ((size_t)1 << 20) / ((size_t)f->nblocks + 1);
+  x->maxc = words >= 8 ? 512 : words ? 64 * words : 64;
+  fs_state = zero;
+  for (int round = 0; round < 4; round++) { /* a chain of copies: one more link per round */
+    size_t before = x->cands.n;
+    for (size_t i = 0; i < writes->n; i++)
+      if (writes->v[i])
+        fs_items(p, writes->v[i], x);
+    if (x->cands.n == before)
+      break;
+  }
+  fs_state = NULL;
+}
+
+/* one item's effect on the state (the state is also what ls_expr_taint reads) */
+static void fs_step(ls_program *p, ls_node *n, uint64_t *st, const ls_origin *impl) {
+  ls_entity *t;
+  switch (n->kind) {
+  case CXCursor_VarDecl:
+    if (n->ent && n->ent->fsidx) {
+      int v = impl != NULL;
+      for (unsigned i = 0; i < n->nkids && !v; i++)
+        v = ls_expr_taint(p, n->kids[i]) != NULL;
+      fs_set(st, n->ent, v);
+    }
+    return;
+  case CXCursor_BinaryOperator:
+  case CXCursor_CompoundAssignOperator:
+    if (n->nkids == 2 && (t = fs_target(n->kids[0], 0))) {
+      int v = impl != NULL || ls_expr_taint(p, n->kids[1]) != NULL;
+      if (n->kind == CXCursor_CompoundAssignOperator)
+        v |= fs_get(st, t);
+      fs_set(st, t, v);
+    }
+    return;
+  case CXCursor_CallExpr: {
+    ls_entity *e = n->ent;
+    if (!e)
+      return;
+    if (e->rule)
+      for (int i = 0; i < e->rule->nargs && (unsigned)i < n->nkids; i++) {
+        enum ls_role ro = e->rule->roles[i];
+        if (ro == LS_ROLE_OUT_RANK && (t = fs_target(n->kids[i], 1)))
+          fs_set(st, t, 1);
+        if (ro == LS_ROLE_RECVBUF && e->rule->kind == LS_KIND_COLLECTIVE && (t = fs_target(n->kids[i], 1)))
+          fs_set(st, t, 0); /* what a collective delivers is the same on every rank */
+      }
+    for (int i = 0; (e->src & LS_SRC_OUT) && i < p->rules->nsrcs; i++) {
+      const ls_rule_src *r = &p->rules->srcs[i];
+      if (r->out_arg >= 0 && (unsigned)r->out_arg < n->nkids && n->text && !strcmp(r->call, n->text) &&
+          (t = fs_target(n->kids[r->out_arg], 1)))
+        fs_set(st, t, !r->uniform); /* MPI_Comm_size(c, &n): uniform from here on */
+    }
+    if (e->def && e->out_taint)
+      for (unsigned i = 0; i < n->nkids && i < 64; i++)
+        if (e->out_taint >> i & 1 && (t = fs_target(n->kids[i], 1)))
+          fs_set(st, t, 1);
+    return;
+  }
+  default:
+    return;
+  }
+}
+
+static int nsolve, npass;
+static void fs_solve(ls_program *p, ls_func *f, struct fsx *x) {
+  nsolve++;
+  int W = x->words, B = f->nblocks;
+  memset(x->in, 0, (size_t)B * (size_t)W * sizeof *x->in);
+  uint64_t *st = x->st;
+  ls_block **q = malloc(((size_t)B + 1) * sizeof *q);
+  char *inq = calloc((size_t)B, 1);
+  if (!q || !inq)
+    abort();
+  for (int i = 0; i < f->nparams; i++)
+    if (f->params[i]->fsidx)
+      fs_set(&x->in[f->entry->id * W], f->params[i], 1);
+  int qh = 0, qt = 0, n = B + 1;
+  q[qt++] = f->entry;
+  inq[f->entry->id] = 1;
+  while (qh != qt) {
+    ls_block *k = q[qh];
+    qh = (qh + 1) % n;
+    inq[k->id] = 2; /* processed, out of the queue */
+    memcpy(st, &x->in[k->id * W], (size_t)W * sizeof *st);
+    fs_state = st;
+    for (int i = 0; i < k->nitems; i++)
+      fs_step(p, k->items[i], st, k->impl);
+    fs_state = NULL;
+    for (int s2 = 0; s2 < k->nsucc; s2++) {
+      ls_block *t = k->succ[s2];
+      uint64_t *ti = &x->in[t->id * W];
+      int changed = 0;
+      for (int w = 0; w < W; w++)
+        if ((ti[w] | st[w]) != ti[w]) {
+          ti[w] |= st[w];
+          changed = 1;
+        }
+      if ((changed || inq[t->id] == 0) && inq[t->id] != 1) {
+        inq[t->id] = 1;
+        q[qt] = t;
+        qt = (qt + 1) % n;
+      }
+    }
+  }
+  free(q);
+  free(inq);
+}
+
 /* Implicit flow: blocks control-dependent on a rank-dependent branch get its origin, and
- * plain assignments there make their target rank-dependent (`if (rank) op = ncclMax;`). */
-static void implicit_flow(struct run *r) {
+ * plain assignments there make their target rank-dependent (`if (rank) op = ncclMax;`).
+ * Control dependence is taken transitively: a branch inside a rank-dependent region is
+ * reached by some ranks only, so what it controls is rank-dependent as well
+ * (`if (me == 0 && fread(...) < 1) v = -1;`). condo[b]: block b's condition value. */
+static void implicit_flow(struct run *r, const ls_origin **condo) {
   ls_func *f = r->f;
-  for (int b = 0; b < f->nblocks; b++)
-    f->blocks[b]->impl = NULL;
+  int changed = 0;
+  const ls_origin **old = malloc((size_t)f->nblocks * sizeof *old + 1);
+  if (!old)
+    abort();
   for (int b = 0; b < f->nblocks; b++) {
-    ls_block *k = f->blocks[b];
-    if (!k->cond || k->nsucc < 2)
-      continue;
-    const ls_origin *o = ls_expr_taint(r->p, k->cond);
-    if (!o)
-      continue;
-    for (int s = 0; s < k->nsucc; s++)
-      for (ls_block *q = k->succ[s]; q && q != k->ipdom && q != f->vexit && !q->impl; q = q->ipdom)
-        q->impl = o;
+    old[b] = f->blocks[b]->impl;
+    f->blocks[b]->impl = NULL;
+  }
+  for (int again = 1; again;) {
+    again = 0;
+    for (int b = 0; b < f->nblocks; b++) {
+      ls_block *k = f->blocks[b];
+      if (!k->cond || k->nsucc < 2)
+        continue;
+      const ls_origin *o = condo[b] ? condo[b] : k->impl;
+      if (!o)
+        continue;
+      for (int s = 0; s < k->nsucc; s++)
+        for (ls_block *q = k->succ[s]; q && q != k->ipdom && q != f->vexit && !q->impl; q = q->ipdom) {
+          q->impl = o;
+          again = 1;
+        }
+    }
   }
   for (int b = 0; b < f->nblocks; b++) {
     ls_block *k = f->blocks[b];
+    if (!!k->impl != !!old[b])
+      changed = 1;
     if (!k->impl)
       continue;
     for (int j = 0; j < k->nitems; j++) {
@@ -291,25 +547,108 @@ static void implicit_flow(struct run *r) {
       }
     }
   }
+  free(old);
+  if (changed && r->local_only)
+    r->local_changed = 1;
+  else if (changed)
+    r->changed = 1;
+}
+
+/* One pass over f: with candidates, solve the state and replay every item with the state at
+ * its point; without, the facts as they are. Fills condo, then the implicit flow. */
+static void pass_func(struct run *r, struct fsx *x, const ls_origin **condo, int solve, ls_vec *writes) {
+  npass++;
+  ls_func *f = r->f;
+  ls_program *p = r->p;
+  if (solve)
+    fs_select(p, f, x, writes);
+  if (!x->cands.n) {
+    for (int b = 0; b < f->nblocks; b++) {
+      ls_block *k = f->blocks[b];
+      for (int j = 0; j < k->nitems; j++)
+        apply(r, k->items[j]);
+      condo[b] = k->cond && k->nsucc >= 2 ? ls_expr_taint(p, k->cond) : NULL;
+    }
+  } else {
+    int W = (int)(x->cands.n + 63) / 64;
+    if (solve) {
+      if (W > x->cap) {
+        free(x->st);
+        x->st = malloc((size_t)W * sizeof *x->st);
+        if (!x->st)
+          abort();
+        x->cap = W;
+      }
+      x->words = W;
+      free(x->in);
+      x->in = calloc((size_t)f->nblocks * (size_t)W, sizeof *x->in);
+      if (!x->in)
+        abort();
+      fs_solve(p, f, x);
+    }
+    uint64_t *st = x->st;
+    for (int b = 0; b < f->nblocks; b++) { /* replay: every effect with the state at its point */
+      ls_block *k = f->blocks[b];
+      memcpy(st, &x->in[k->id * W], (size_t)W * sizeof *st);
+      fs_state = st;
+      for (int j = 0; j < k->nitems; j++) {
+        apply(r, k->items[j]);
+        fs_step(p, k->items[j], st, k->impl);
+      }
+      condo[b] = k->cond && k->nsucc >= 2 ? ls_expr_taint(p, k->cond) : NULL;
+      fs_state = NULL;
+    }
+  }
+  implicit_flow(r, condo);
+}
+
+/* Settles f's locals (passes that write nothing outside f, until its locals' facts and the
+ * implicit flow stop changing), then one pass that applies every effect with that state. */
+static void run_func(struct run *r, struct fsx *x, ls_vec *writes) {
+  ls_func *f = r->f;
+  const ls_origin **condo = calloc((size_t)f->nblocks + 1, sizeof *condo);
+  if (!condo)
+    abort();
+  int settled = 0;
+  for (int pass = 0; pass < 6 && !settled; pass++) {
+    r->local_only = 1;
+    r->local_changed = 0;
+    pass_func(r, x, condo, 1, writes);
+    settled = !r->local_changed;
+  }
+  r->local_only = 0;
+  if (!settled)
+    r->changed = 1; /* not settled in a few passes: the outer fixpoint comes back to f */
+  pass_func(r, x, condo, 0, writes);
+  for (size_t i = 0; i < x->cands.n; i++)
+    ((ls_entity *)x->cands.v[i])->fsidx = 0;
+  x->cands.n = 0;
+  free(x->in);
+  x->in = NULL;
+  free(condo);
 }
 
 void ls_taint_run(ls_program *p) {
   struct run r = {.p = p};
+  struct fsx x = {0};
+  ls_vec *writes = calloc(p->funcs.n + 1, sizeof *writes);
+  if (!writes)
+    abort();
   for (int iter = 0; iter < 64; iter++) {
     r.changed = 0;
     for (size_t i = 0; i < p->funcs.n; i++) {
       r.f = p->funcs.v[i];
-      for (int b = 0; b < r.f->nblocks; b++) {
-        ls_block *k = r.f->blocks[b];
-        for (int j = 0; j < k->nitems; j++)
-          apply(&r, k->items[j]);
-      }
-      implicit_flow(&r);
+      run_func(&r, &x, &writes[i]);
     }
     if (!r.changed) {
       if (getenv("LOCKSTEP_LINT_STATS"))
-        fprintf(stderr, "lockstep lint: taint fixpoint in %d passes\n", iter + 1);
+        fprintf(stderr, "lockstep lint: taint fixpoint in %d passes (%d function passes, %d solves)\n", iter + 1, npass, nsolve);
       break;
     }
   }
+  for (size_t i = 0; i < p->funcs.n; i++)
+    free(writes[i].v);
+  free(writes);
+  free(x.cands.v);
+  free(x.st);
 }

@@ -78,7 +78,7 @@ ls_entity *ls_entity_get(ls_program *p, const char *key, const char *name, enum 
       if (strcmp(s->call, e->name))
         continue;
       e->src |= LS_SRC_ANY;
-      if (!s->uniform && s->out_arg >= 0)
+      if (s->out_arg >= 0)
         e->src |= LS_SRC_OUT;
       if (s->arg >= 0)
         e->src |= LS_SRC_STR;
@@ -138,6 +138,11 @@ struct conv {
   int fn_body;            /* the next CompoundStmt is a function body (its closing brace is needed) */
   unsigned serial;        /* this TU's number in the run: keys of its locals */
   struct locache lc;
+  /* thread-region pragmas (rules' thread_regions, e.g. `#pragma omp parallel`) of the files
+   * seen so far; `npend`: unclaimed ones in the current function's file */
+  struct pragfile { CXFile file; struct prag { unsigned line, body; const char *text; int used; } *v; int n; } *pf;
+  int npf, npend;
+  struct pragfile *cur_pf;
 };
 
 /* A declaration cursor is identified by its Decl* (data[0]) and kind, which is what
@@ -761,7 +766,7 @@ static int literal_value(struct conv *c, CXCursor cur, ls_node *n) {
   return 1;
 }
 
-static ls_node *conv_node(struct conv *c, CXCursor cur) {
+static ls_node *conv_inner(struct conv *c, CXCursor cur) {
   int loc = c->want_loc;
   c->want_loc = 0;
   enum CXCursorKind wk = clang_getCursorKind(cur);
@@ -788,6 +793,7 @@ static ls_node *conv_node(struct conv *c, CXCursor cur) {
     if (!le->def)
       conv_function(c, cur, le, ls_strdup(c->p->arena, name));
     c->fn = outer;
+    n->ent = le; /* the function it is, for calls that take it (std::thread) */
     return n; /* a lambda is its own function; creating it issues nothing */
   }
   case CXCursor_CallExpr: {
@@ -956,6 +962,127 @@ static ls_node *conv_node(struct conv *c, CXCursor cur) {
   return n;
 }
 
+
+/* Pragmas are gone from libclang's tree, and with -fopenmp the statement of an OpenMP
+ * directive hides inside a CapturedStmt that libclang does not visit. So lint parses without
+ * -fopenmp (ls_tu_parse) and finds the thread-region pragmas in the file's text: the first
+ * node that starts on the line after such a pragma is its statement, wrapped in an
+ * UnexposedStmt node whose text is the pragma ("omp parallel num_threads(2)"). */
+static int region_pragma(const ls_rules *r, const char *t) {
+  for (int i = 0; i < r->nregions; i++) {
+    size_t k = strlen(r->regions[i]);
+    if (!strncmp(t, r->regions[i], k) && (!t[k] || t[k] == ' ' || t[k] == '('))
+      return 1;
+  }
+  return 0;
+}
+
+static struct pragfile *scan_pragmas(struct conv *c, CXFile file) {
+  for (int i = 0; i < c->npf; i++)
+    if (c->pf[i].file == file)
+      return &c->pf[i];
+  c->pf = realloc(c->pf, (size_t)(c->npf + 1) * sizeof *c->pf);
+  if (!c->pf)
+    abort();
+  struct pragfile *pf = &c->pf[c->npf++];
+  memset(pf, 0, sizeof *pf);
+  pf->file = file;
+  size_t size = 0;
+  const char *buf = clang_getFileContents(c->tu, file, &size);
+  int any = 0; /* most files have no pragma at all: one cheap look first */
+  for (size_t i = 0; buf && i + 6 <= size && !any; i++)
+    any = buf[i] == 'p' && !memcmp(buf + i, "pragma", 6);
+  if (!any)
+    return pf;
+  const char *e = buf + size, *q = buf;
+  unsigned line = 1;
+  struct prag *open = NULL; /* a pragma waiting for its statement's line */
+  while (q < e) {
+    const char *eol = memchr(q, '\n', (size_t)(e - q));
+    if (!eol)
+      eol = e;
+    const char *t = q;
+    while (t < eol && (*t == ' ' || *t == '\t'))
+      t++;
+    unsigned here = line;
+    if (t < eol && *t == '#') {
+      /* the directive with its continuation lines, whitespace collapsed */
+      char text[512] = {0};
+      size_t n = 0;
+      int cont;
+      const char *l = t + 1;
+      do {
+        const char *le = eol;
+        cont = le > l && le[-1] == '\\';
+        for (const char *x = l; x < le - cont && n + 1 < sizeof text; x++) {
+          char ch = *x == '\t' || *x == '\r' ? ' ' : *x;
+          if (ch == ' ' && (n == 0 || text[n - 1] == ' '))
+            continue;
+          text[n++] = ch;
+        }
+        if (n && text[n - 1] != ' ' && n + 1 < sizeof text)
+          text[n++] = ' ';
+        if (cont && eol < e) {
+          q = eol + 1;
+          line++;
+          eol = memchr(q, '\n', (size_t)(e - q));
+          if (!eol)
+            eol = e;
+          l = q;
+        } else {
+          cont = 0;
+        }
+      } while (cont);
+      while (n && text[n - 1] == ' ')
+        n--;
+      text[n] = 0;
+      if (!strncmp(text, "pragma ", 7) && region_pragma(c->p->rules, text + 7)) {
+        pf->v = realloc(pf->v, (size_t)(pf->n + 1) * sizeof *pf->v);
+        if (!pf->v)
+          abort();
+        open = &pf->v[pf->n++];
+        *open = (struct prag){here, 0, ls_strdup(c->p->arena, text + 7), 0};
+      }
+    } else if (open && t < eol && !(eol - t >= 2 && t[0] == '/' && (t[1] == '/' || t[1] == '*'))) {
+      open->body = here; /* the first line of code after the pragma */
+      open = NULL;
+    }
+    q = eol + 1;
+    line++;
+  }
+  return pf;
+}
+
+static ls_node *conv_node(struct conv *c, CXCursor cur) {
+  if (!c->npend)
+    return conv_inner(c, cur);
+  CXFile f;
+  unsigned line;
+  clang_getExpansionLocation(clang_getCursorLocation(cur), &f, &line, NULL, NULL);
+  struct prag *pr = NULL;
+  if (c->cur_pf && f == c->cur_pf->file)
+    for (int i = 0; i < c->cur_pf->n && !pr; i++)
+      if (!c->cur_pf->v[i].used && c->cur_pf->v[i].body == line) {
+        pr = &c->cur_pf->v[i];
+        pr->used = 1; /* the outermost node on that line: nodes are converted parents first */
+        c->npend--;
+      }
+  ls_node *n = conv_inner(c, cur);
+  if (!pr || !n)
+    return n;
+  ls_node *w = ls_alloc(c->p->arena, sizeof *w);
+  c->p->nnodes++;
+  w->kind = CXCursor_UnexposedStmt;
+  w->text = pr->text;
+  w->file = n->file ? n->file : file_name(c, f);
+  w->line = pr->line;
+  w->col = 1;
+  w->nkids = 1;
+  w->kids = ls_alloc(c->p->arena, sizeof *w->kids);
+  w->kids[0] = n;
+  return w;
+}
+
 static void conv_function(struct conv *c, CXCursor cur, ls_entity *ent, const char *name) {
   KIDS(k, 0);
   clang_visitChildren(cur, collect, &k);
@@ -993,6 +1120,14 @@ static void conv_function(struct conv *c, CXCursor cur, ls_entity *ent, const ch
   }
   ls_vec_push(&c->p->funcs, f);
   ls_func *outer = c->fn;
+  if (c->p->rules->nregions && !outer) { /* a lambda keeps its enclosing function's file */
+    CXFile ff;
+    clang_getExpansionLocation(clang_getCursorLocation(cur), &ff, NULL, NULL, NULL);
+    c->cur_pf = ff ? scan_pragmas(c, ff) : NULL;
+    c->npend = 0;
+    for (int i = 0; c->cur_pf && i < c->cur_pf->n; i++)
+      c->npend += !c->cur_pf->v[i].used;
+  }
   c->fn = f;
   c->fn_body = 1;
   f->body = conv_node(c, body);
@@ -1101,8 +1236,18 @@ CXTranslationUnit ls_tu_parse(CXIndex idx, const char *file, const char *const *
   ls_vec all = {0};
   if (o->cuda)
     ls_cuda_flags(&all, o);
-  for (int i = 0; i < nargs; i++)
+  int omp = 0;
+  for (int i = 0; i < nargs; i++) {
+    /* with -fopenmp, libclang hides the statements of OpenMP directives (CapturedStmt):
+     * parse as serial code with the same macros; tu.c finds the pragmas in the text */
+    if (!strncmp(args[i], "-fopenmp", 8) || !strcmp(args[i], "-qopenmp")) {
+      omp = 1;
+      continue;
+    }
     ls_vec_push(&all, (void *)args[i]);
+  }
+  if (omp)
+    ls_vec_push(&all, "-D_OPENMP=201811");
   if (o->resource_dir) {
     ls_vec_push(&all, "-resource-dir");
     ls_vec_push(&all, (void *)o->resource_dir);
@@ -1186,6 +1331,9 @@ void ls_tu_convert(ls_program *p, CXTranslationUnit tu, const char *file, const 
   free(c.refs_tab);
   free(c.enum_tab);
   free(c.lc.line_at);
+  for (int i = 0; i < c.npf; i++)
+    free(c.pf[i].v);
+  free(c.pf);
   if (ti->nerrors && p->funcs.n == before)
     ti->fatal = 1; /* errors and nothing we could read: not a usable source file */
   p->t_convert += ls_cpu_now() - t1; /* includes disposing the TU */

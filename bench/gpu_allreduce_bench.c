@@ -10,6 +10,10 @@
  *    rounds and compares the "wrapped" medians.
  * One latency = host time from the call to the end of cudaStreamSynchronize.
  * Usage: gpu_allreduce_bench OUT.csv LABEL [SMALL_ITERS=4000] [LARGE_ITERS=100] [LARGE_MIB=256]
+ *                            [LARGE_BUFS=1]
+ * LARGE_BUFS > 1 rotates the large all-reduce over that many buffers, so one process's
+ * median does not rest on where a single allocation happened to land (one process
+ * against another differs by ~1 % at 256 MiB, more than the effects measured).
  * Writes one row per rank x size x variant (median/p5/p95/mean in us). */
 #include "../gpu_tests/src/gt_common.h"
 
@@ -39,13 +43,17 @@ int main(int argc, char **argv) {
   gt_init(&argc, &argv);
   if (argc < 3) {
     if (gt_rank == 0)
-      fprintf(stderr, "usage: gpu_allreduce_bench OUT.csv LABEL [SMALL_ITERS] [LARGE_ITERS] [LARGE_MIB]\n");
+      fprintf(stderr, "usage: gpu_allreduce_bench OUT.csv LABEL [SMALL_ITERS] [LARGE_ITERS] "
+                      "[LARGE_MIB] [LARGE_BUFS]\n");
     MPI_Finalize();
     return 2;
   }
   const char *label = argv[2];
   int iters[2] = {argc > 3 ? atoi(argv[3]) : 4000, argc > 4 ? atoi(argv[4]) : 100};
   size_t large_mib = argc > 5 ? (size_t)atol(argv[5]) : 256;
+  int nbufs = argc > 6 ? atoi(argv[6]) : 1;
+  if (nbufs < 1 || nbufs > 16)
+    nbufs = 1;
   size_t bytes[2] = {8, large_mib << 20};
   int warm[2] = {200, 5};
 
@@ -58,9 +66,11 @@ int main(int argc, char **argv) {
   allreduce_fn wrapped = ncclAllReduce; /* the preloaded wrapper if there is one */
   int interposed = wrapped != direct;
 
-  float *buf;
-  GT_CUDA(cudaMalloc((void **)&buf, bytes[1]));
-  GT_CUDA(cudaMemset(buf, 0, bytes[1]));
+  float *bufs[16];
+  for (int b = 0; b < nbufs; b++) {
+    GT_CUDA(cudaMalloc((void **)&bufs[b], bytes[1]));
+    GT_CUDA(cudaMemset(bufs[b], 0, bytes[1]));
+  }
   cudaStream_t s;
   GT_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   ncclUniqueId id = gt_unique_id();
@@ -74,7 +84,8 @@ int main(int argc, char **argv) {
     double *lat[2];
     lat[0] = malloc(sizeof(double) * (size_t)iters[z]);
     lat[1] = malloc(sizeof(double) * (size_t)iters[z]);
-    for (int i = 0; i < warm[z]; i++) {
+    for (int i = 0; i < warm[z] * (z ? nbufs : 1); i++) {
+      float *buf = bufs[z ? (i / 2) % nbufs : 0];
       GT_NCCL((i & 1 ? direct : wrapped)(buf, buf, count, ncclFloat, ncclSum, comm, s));
       GT_CUDA(cudaStreamSynchronize(s));
     }
@@ -84,6 +95,7 @@ int main(int argc, char **argv) {
     for (int i = 0; i < iters[z]; i++)
       for (int k = 0; k < 2; k++) {
         int v = ((i & 1) ? 1 - k : k);
+        float *buf = bufs[z ? (i / 2) % nbufs : 0]; /* both variants of a pair: one buffer */
         allreduce_fn fn = v ? direct : wrapped;
         uint64_t t0 = gt_now_ns();
         GT_NCCL(fn(buf, buf, count, ncclFloat, ncclSum, comm, s));
@@ -126,7 +138,8 @@ int main(int argc, char **argv) {
     }
   }
   GT_NCCL(ncclCommDestroy(comm));
-  cudaFree(buf);
+  for (int b = 0; b < nbufs; b++)
+    cudaFree(bufs[b]);
   MPI_Finalize();
   return rc;
 }

@@ -30,6 +30,12 @@
 #define LS_TRACE_F_PARTIAL 0x1u    /* records were dropped: capacity exhausted */
 #define LS_TRACE_F_CLEAN_EXIT 0x2u /* the process ran its exit handler */
 #define LS_TRACE_F_WATCHDOG 0x4u   /* the watchdog fired at least once */
+/* The writer records every async-state query that saw a communicator's state change
+ * (in particular the poll that saw ncclInProgress end in ncclSuccess), not only those
+ * that saw an error. Without it a reader cannot tell "never polled" from "polled but
+ * not recorded", so `not-ready` is only judged on traces that carry it. Added in
+ * session 2 with no version change: older traces lack it and still read. */
+#define LS_TRACE_F_ASYNC_CHANGES 0x10u
 
 /* What an api entry is; mirrors the "kind" strings of the rules files (rules/NAME.json). */
 enum ls_api_kind {
@@ -62,6 +68,9 @@ enum ls_api_family { LS_FAMILY_NCCL = 1, LS_FAMILY_MPI = 2, LS_FAMILY_LOCKSTEP =
 #define LS_REC_IN_GROUP 0x0010u        /* issued while the thread's group depth > 0 */
 #define LS_REC_NONBLOCKING 0x0020u     /* MPI_I* call; completion via a wait */
 #define LS_REC_NO_DEVICE 0x0040u       /* no CUDA driver: completion cannot be observed */
+#define LS_REC_COMM_NONBLOCKING 0x0080u /* comm_init/comm_split whose new communicator is
+                                           non-blocking (config.blocking == 0, inherited
+                                           from the parent, or NCCL_COMM_BLOCKING=0) */
 
 /* Record state, written last with release ordering so a reader never sees a
  * half-written record as valid. */
@@ -133,7 +142,8 @@ struct ls_trace_record {
   uint64_t t_complete_ns;    /* device completion observed (LS_REC_COMPLETED) */
   uint64_t site_pc;          /* return address in the caller; symbolize with the module table */
   uint64_t stream;           /* cudaStream_t value, 0 for none/default */
-  uint64_t aux0;             /* kind-specific: split parent id, async state, MPI request, ... */
+  uint64_t aux0;             /* kind-specific: split parent id, async state (the out-parameter of
+                                an async_error_query, when it returned success), MPI request, ... */
   uint64_t aux1;             /* kind-specific: split color/key, group id of the outer end, ... */
   uint32_t wtag;             /* writer's private use (completion bookkeeping); readers ignore */
   uint8_t reserved[4];

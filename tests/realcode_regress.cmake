@@ -11,6 +11,7 @@ if(LOCKSTEP_ANALYZER AND TARGET lockstep)
   endif()
   set(_rc_flags -I${_rc_cuda_inc})
   find_program(_rc_mpicc mpicc)
+  find_program(_rc_mpicxx mpicxx)
   if(_rc_mpicc)
     execute_process(COMMAND ${_rc_mpicc} --showme:incdirs OUTPUT_VARIABLE _rc_out
                     OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET RESULT_VARIABLE _rc_rc)
@@ -33,5 +34,23 @@ if(LOCKSTEP_ANALYZER AND TARGET lockstep)
     add_test(NAME realcode.verify.${_name}
              COMMAND $<TARGET_FILE:lockstep> lint --verify ${_in} -- ${_std} ${_rc_flags})
     set_tests_properties(realcode.verify.${_name} PROPERTIES TIMEOUT 60 LABELS "realcode;lint")
+    # each reduction stays a real program: the MPI wrapper compiler accepts it
+    set(_cc ${_rc_mpicc})
+    if(_name MATCHES "\\.cpp$")
+      set(_cc ${_rc_mpicxx})
+    endif()
+    if(_cc)
+      add_test(NAME realcode.compile.${_name}
+               COMMAND ${_cc} -fsyntax-only ${_std} -I${_rc_cuda_inc} ${_in})
+      set_tests_properties(realcode.compile.${_name} PROPERTIES TIMEOUT 60 LABELS "realcode;compile")
+    endif()
   endforeach()
+
+  # -p with a GCC + mpicc database (hdf5's shape): unknown flags dropped with a note, the
+  # wrapper's include dirs asked from it
+  add_test(NAME realcode.cdb_gcc_flags
+           COMMAND bash ${PROJECT_SOURCE_DIR}/tests/realcode/cdb_gcc_flags.sh $<TARGET_FILE:lockstep>
+                   ${PROJECT_SOURCE_DIR}/tests/realcode/mpich_coll2_participants.c
+                   ${CMAKE_CURRENT_BINARY_DIR}/realcode_cdb)
+  set_tests_properties(realcode.cdb_gcc_flags PROPERTIES TIMEOUT 60 SKIP_RETURN_CODE 77 LABELS "realcode;lint")
 endif()

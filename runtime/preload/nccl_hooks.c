@@ -6,8 +6,14 @@
  * ncclCommSplit from (parent id, color, ordinal of the split on the parent) — the key
  * differs per rank so it is recorded but kept out of the identity; ncclCommShrink from
  * (parent id, ordinal, excluded ranks); ncclCommInitAll from (pid, ordinal of the call)
- * since all its communicators live in this one process. */
+ * since all its communicators live in this one process.
+ *
+ * Non-blocking communicators: the init/split record carries LS_REC_COMM_NONBLOCKING,
+ * and a call that returns ncclInProgress makes the communicator's next queried state
+ * news, so the poll that sees it end is recorded (compare's `not-ready` needs it). */
 #define _GNU_SOURCE
+#include <limits.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -84,6 +90,28 @@ void ls_nccl_pre(struct ls_call *c) {
   }
 }
 
+/* NCCL's default when a config leaves blocking undefined: NCCL_COMM_BLOCKING, else 1. */
+static int env_nonblocking(void) {
+  const char *v = getenv("NCCL_COMM_BLOCKING");
+  return v && !strcmp(v, "0");
+}
+
+/* Whether a config makes the new communicator non-blocking; `dflt` when the config
+ * is absent or leaves the field undefined (NCCL_CONFIG_UNDEF_INT). Only the leading,
+ * ABI-stable fields are read, and only when the caller's struct is large enough. */
+static int config_nonblocking(const void *config, int dflt) {
+  const ncclConfig_t *cfg = config;
+  if (!cfg || cfg->size < offsetof(ncclConfig_t, blocking) + sizeof(int) || cfg->blocking == INT_MIN)
+    return dflt;
+  return cfg->blocking == 0;
+}
+
+static void note_nonblocking(struct ls_call *c, struct ls_comm *cm, int nb) {
+  ls_comm_set_nonblocking(cm, nb);
+  if (nb && c->rec)
+    __atomic_fetch_or(&c->rec->flags, (uint16_t)LS_REC_COMM_NONBLOCKING, __ATOMIC_RELEASE);
+}
+
 static int cmp_int(const void *a, const void *b) {
   int x = *(const int *)a, y = *(const int *)b;
   return (x > y) - (x < y);
@@ -96,9 +124,13 @@ static void note_new(struct ls_call *c, struct ls_comm *cm) {
 
 void ls_nccl_post(struct ls_call *c, int64_t rc) {
   if (is_query(c) && c->h0 == 1) {
-    int say = rc != ncclSuccess ||
-              (c->kind == LS_KIND_ASYNC_ERROR_QUERY && c->args.out_async_state &&
-               *(ncclResult_t *)c->args.out_async_state != ncclSuccess);
+    int say = rc != ncclSuccess;
+    if (!say && c->kind == LS_KIND_ASYNC_ERROR_QUERY && c->args.out_async_state) {
+      ncclResult_t st = *(ncclResult_t *)c->args.out_async_state;
+      /* news first: it must see every successful query to stay current */
+      int news = ls_comm_async_news(ls_comm_lookup(c->args.comm), (int32_t)st);
+      say = news || (st != ncclSuccess && st != ncclInProgress);
+    }
     if (!say) {
       ls_call_exit(c, rc); /* no record: only releases the guard */
       return;
@@ -131,6 +163,9 @@ void ls_nccl_post(struct ls_call *c, int64_t rc) {
         id = ls_hash_bytes(0x494e4954ull, c->args.unique_id, NCCL_UNIQUE_ID_BYTES);
       struct ls_comm *cm =
           ls_comm_register(LS_FAMILY_NCCL, h, id, (int)c->args.rank, (int)c->args.nranks);
+      note_nonblocking(c, cm, config_nonblocking(c->args.config, env_nonblocking()));
+      if (rc == ncclInProgress)
+        ls_comm_async_pending(cm);
       if (c->rec && cm) {
         c->rec->comm_id = id;
         c->rec->comm_rank = (int32_t)c->args.rank;
@@ -166,6 +201,12 @@ void ls_nccl_post(struct ls_call *c, int64_t rc) {
       nccl_rank_query(h, &r, &s);
     struct ls_comm *cm = ls_comm_register(LS_FAMILY_NCCL, h, id, r, s);
     note_new(c, cm);
+    /* NCCL: a split without a config inherits the parent's */
+    note_nonblocking(c, cm,
+                     config_nonblocking(c->args.config, c->args.config ? env_nonblocking()
+                                                                       : ls_comm_nonblocking(c->comm)));
+    if (rc == ncclInProgress)
+      ls_comm_async_pending(cm);
     if (c->rec) {
       c->rec->comm_rank = r;
       c->rec->comm_size = s;
@@ -179,10 +220,19 @@ void ls_nccl_post(struct ls_call *c, int64_t rc) {
       ls_comm_mark_dead(c->comm);
     break;
   case LS_KIND_ASYNC_ERROR_QUERY:
-    if (rc == ncclSuccess && c->args.out_async_state && c->rec)
-      c->rec->aux0 = (uint64_t)(int64_t) * (ncclResult_t *)c->args.out_async_state;
+    if (rc == ncclSuccess && c->args.out_async_state) {
+      ncclResult_t st = *(ncclResult_t *)c->args.out_async_state;
+      if (c->rec)
+        c->rec->aux0 = (uint64_t)(int64_t)st;
+      if (c->h0 != 1) /* recorded unfiltered: keep the filter's state current anyway */
+        ls_comm_async_news(c->comm, (int32_t)st);
+    }
     break;
   default:
+    /* A finalize, a collective or a group end on a non-blocking communicator that
+     * returned "in progress": the next queried state is news. */
+    if (rc == ncclInProgress)
+      ls_comm_async_pending(c->comm);
     break;
   }
   ls_call_exit(c, rc);

@@ -1,20 +1,28 @@
-/* online.c — the side channel: ranks of a communicator that share a host (or a
- * directory, see below) publish the fingerprints of their collectives into one shared
- * file, and each rank's watchdog compares its calls with the others' as soon as both
- * have issued seq k, and calls a skip early from the published progress plus device
- * completion — long before a timeout and without any barrier: application threads
- * are not involved, the watchdog publishes from the trace on its own thread.
+/* online.c — the side channel: ranks of a communicator publish the fingerprints of
+ * their collectives, and each rank's watchdog compares its calls with the others' as
+ * soon as both have issued seq k, and calls a skip early from the published progress
+ * plus device completion — long before a timeout and without any barrier: application
+ * threads are not involved, the watchdog publishes from the trace on its own thread.
  *
- * Channel: $LOCKSTEP_ONLINE_DIR, default <trace dir>/online, a 0700 directory of this
- * user; files online-<host>-<job key>-<comm id>.fp, 0600: a header page, then one row
- * per communicator rank: a status block (progress, idle, exited, pid) and a ring of
- * LS_FP_SLOTS fingerprints (slot = collective index % LS_FP_SLOTS), each published
- * seqlock-style and carrying a keyed hash (SipHash-2-4) over the per-job secret
+ * Two transports in one directory, $LOCKSTEP_ONLINE_DIR (default <trace dir>/online),
+ * 0700, this user's:
+ *  - same host: one shared file per communicator, online-<host key>-<job key>-<comm>.fp,
+ *    0600, mapped: a header page, then per rank a status block (progress, idle, exited,
+ *    pid) and a ring of LS_FP_SLOTS fingerprints (slot = collective index % LS_FP_SLOTS),
+ *    each published seqlock-style;
+ *  - across hosts (the directory on a shared filesystem): one append-only log per rank,
+ *    x-<job key>-<comm>-r<rank>.log, written in batches by open/append/close and read
+ *    by open/pread/close at most every LOCKSTEP_ONLINE_DIR_POLL_MS — NFS guarantees
+ *    close-to-open consistency, not a coherent mapping. A rank logs while one of the
+ *    ranks that compare with it is not on its host's file; it reads the log of a peer
+ *    that is not on its host's file, at most LS_DIR_PEERS of them (equality is
+ *    transitive: rank r always checking r+1 covers every pair).
+ * Every message carries a keyed hash (SipHash-2-4) over the per-job secret
  * LOCKSTEP_JOB_SECRET (set by `lockstep run`), the communicator and the rank. A message
  * that fails validation is rejected, reported once, and its rank no longer compared.
  * A channel that cannot be set up says so once; traces are written as always.
  * Only collectives are compared, numbered among themselves (send/recv counts may
- * legitimately differ per rank). Every process unlinks the files it used at exit. */
+ * legitimately differ per rank). The last process out unlinks the files. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -36,6 +44,11 @@
 #define LS_ONLINE_COMMS 64u
 #define LS_ONLINE_PEERS 16u
 #define LS_HDR_PAGE 4096u
+#define LS_DIR_PEERS 2u        /* remote peers read per communicator (r+1 always one) */
+#define LS_DIR_BATCH 512u      /* log records buffered between two appends */
+#define LS_DIR_READ 2048u      /* log records read per peer per poll */
+#define LS_DIR_MAGIC 0x5244534cu /* "LSDR" */
+#define LS_DIR_NOTSEEN_NS 10000000000ull
 
 struct ls_fp { /* 96 bytes */
   uint64_t tag; /* collective index + 1 once published; 0 while written or empty */
@@ -77,6 +90,43 @@ _Static_assert(sizeof(struct ls_fp_status) == 64, "status size");
 
 #define ROW_SIZE (sizeof(struct ls_fp_status) + LS_FP_SLOTS * sizeof(struct ls_fp))
 
+/* One record of a rank's log (the cross-host transport). */
+enum { DR_HELLO = 1, DR_FP = 2, DR_STATUS = 3 };
+struct ls_dir_hello {
+  uint64_t host; /* the writer's host key */
+  uint64_t comm;
+  uint64_t apis;
+  int32_t size, rank;
+  char name[64]; /* its host name, for messages */
+};
+struct ls_dir_rec { /* 128 bytes */
+  uint32_t magic;
+  uint16_t type, version;
+  uint64_t n; /* record number in the log, from 0: a record cannot be moved or replayed */
+  union {
+    struct ls_fp fp;         /* its own mac unused: the record's covers it */
+    struct ls_fp_status st;
+    struct ls_dir_hello hello;
+  } u;
+  uint64_t pad;
+  uint64_t mac;
+};
+_Static_assert(sizeof(struct ls_dir_rec) == 128, "dir record size");
+
+/* A peer whose fingerprints come from its log. */
+struct ls_remote {
+  int state;        /* 0 not seen yet, 1 remote (read), 2 same host, 3 remote (not read), -1 rejected */
+  uint64_t off;     /* bytes of its log consumed */
+  uint64_t nrec;    /* records consumed */
+  uint64_t nfp;     /* fingerprints received */
+  uint64_t t_probe; /* last look at its log */
+  uint64_t t_bad;   /* since when the next record fails validation (0: it does not) */
+  int have_st;
+  struct ls_fp_status st;
+  char host[64];
+  struct ls_fp *ring; /* LS_FP_SLOTS, by fingerprint index (state 1) */
+};
+
 struct ls_online_comm {
   uint64_t id;
   int rank, size;
@@ -90,6 +140,19 @@ struct ls_online_comm {
   uint64_t bad_peers;                /* peers whose messages were rejected (bit per peer slot) */
   int reported;                      /* a mismatch or skip was reported */
   int slow_noted;
+  /* across hosts */
+  int dir_pub;                          /* our log: 1 written, 0 not needed, -1 failed */
+  int dir_decided;
+  struct ls_dir_rec *dbuf;              /* LS_DIR_BATCH records waiting for the next append */
+  unsigned dn;
+  uint64_t dseq;                        /* records appended to our log */
+  uint64_t d_ncoll;                     /* progress and flags of the last status logged */
+  uint32_t d_flags;
+  int d_logged;
+  uint64_t t_dir, t_first;              /* last log I/O; first publish */
+  struct ls_remote *rem[LS_ONLINE_PEERS]; /* per peer slot, once it is not on our file */
+  unsigned nread;                       /* remote peers read (state 1) */
+  char log[640];
 };
 
 static struct ls_online_comm g_comms[LS_ONLINE_COMMS];
@@ -110,6 +173,10 @@ static uint64_t g_apis; /* hash of the api table: ranks must number apis alike *
 static uint64_t g_key[2];
 static char g_dir[480];
 static int g_dir_ours; /* the default <trace dir>/online: removed by the last one out */
+static uint64_t g_host;      /* host key: ranks with the same key share the mapped file */
+static int g_xhost = 1;      /* LOCKSTEP_ONLINE_CROSSHOST=0: no logs */
+static uint64_t g_dir_period_ns = 50000000ull;
+static int g_xnoticed;       /* one notice per process about the cross-host transport */
 
 /* ---- SipHash-2-4 (keyed; the per-job secret is the key) ----------------------------- */
 
@@ -153,7 +220,7 @@ static uint64_t siphash(const uint64_t k[2], const void *data, size_t len) {
 /* MAC of a message (all but its trailing mac field), bound to communicator and rank so
  * a valid row cannot be replayed as another rank's or another communicator's. */
 static uint64_t mac_of(const void *msg, size_t size, uint64_t comm, int rank) {
-  unsigned char buf[128];
+  unsigned char buf[160];
   size_t n = size - sizeof(uint64_t);
   memcpy(buf, &comm, 8);
   int64_t r = rank;
@@ -184,6 +251,31 @@ static uint64_t job_key(void) {
       h = ls_hash_bytes(h, v, strlen(v) + 1);
   }
   return h;
+}
+
+/* Processes with the same host key map one file (coherent only within a kernel): the
+ * host name plus the kernel's boot id, so two machines that share a name and a
+ * network directory do not; LOCKSTEP_ONLINE_HOST replaces both (tests simulate
+ * hosts with it; containers of one machine can share a key with it). */
+static uint64_t host_key(void) {
+  const char *o = getenv("LOCKSTEP_ONLINE_HOST");
+  if (o && *o)
+    return ls_hash_bytes(0x686f7374, o, strlen(o));
+  uint64_t h = ls_hash_bytes(0x686f7374, ls_g.hdr->hostname, strnlen(ls_g.hdr->hostname, sizeof ls_g.hdr->hostname));
+  char boot[64] = "";
+  int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    ssize_t n = read(fd, boot, sizeof boot - 1);
+    close(fd);
+    if (n > 0)
+      h = ls_hash_bytes(h, boot, (uint64_t)n);
+  }
+  return h;
+}
+
+static void host_name(char *out, size_t cap) {
+  const char *o = getenv("LOCKSTEP_ONLINE_HOST");
+  snprintf(out, cap, "%s", o && *o ? o : ls_g.hdr->hostname);
 }
 
 static void notice_off(const char *why, const char *what) {
@@ -264,6 +356,15 @@ static int online_on(void) {
       g_skip_ns = (uint64_t)strtoull(sk, NULL, 10) * 1000000ull;
     const char *ts = getenv("LOCKSTEP_ONLINE_TIMESTAMPS");
     g_stamp = ts && !strcmp(ts, "1");
+    const char *x = getenv("LOCKSTEP_ONLINE_CROSSHOST");
+    g_xhost = !(x && !strcmp(x, "0"));
+    const char *dp = getenv("LOCKSTEP_ONLINE_DIR_POLL_MS");
+    if (dp && *dp) {
+      unsigned long ms = strtoul(dp, NULL, 10);
+      g_dir_period_ns = (ms < 10 ? 10 : ms > 10000 ? 10000 : ms) * 1000000ull;
+    }
+    if (ls_g.hdr)
+      g_host = host_key();
   }
   return g_state > 0;
 }
@@ -276,19 +377,23 @@ static struct ls_fp *row(struct ls_online_comm *oc, int rank) {
   return (struct ls_fp *)(status_of(oc, rank) + 1);
 }
 
-static void reject(struct ls_online_comm *oc, int from, const char *what) {
+static void reject_in(struct ls_online_comm *oc, const char *path, int from, const char *what) {
   char msg[768];
   int n = from >= 0
               ? snprintf(msg, sizeof msg,
                          "lockstep: rank %d: side channel %s: rejected %s from rank %d (foreign "
                          "or corrupted); rank %d is no longer checked online\n",
-                         oc->rank, oc->path, what, from, from)
+                         oc->rank, path, what, from, from)
               : snprintf(msg, sizeof msg,
                          "lockstep: rank %d: side channel %s: rejected %s (foreign or "
                          "corrupted); online check off for comm %016llx\n",
-                         oc->rank, oc->path, what, (unsigned long long)oc->id);
+                         oc->rank, path, what, (unsigned long long)oc->id);
   if (n > 0)
     (void)!write(2, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
+}
+
+static void reject(struct ls_online_comm *oc, int from, const char *what) {
+  reject_in(oc, oc->path, from, what);
 }
 
 static struct ls_online_comm *comm_for(uint64_t id, int rank, int size) {
@@ -311,8 +416,10 @@ static struct ls_online_comm *comm_for(uint64_t id, int rank, int size) {
   oc->size = size;
   /* The host is in the name: ranks elsewhere sharing that directory over a network
    * filesystem must not share the mapping (it is not coherent across hosts). */
-  snprintf(oc->path, sizeof oc->path, "%s/online-%s-%016llx-%016llx.fp", g_dir,
-           ls_g.hdr->hostname, (unsigned long long)g_job, (unsigned long long)id);
+  snprintf(oc->path, sizeof oc->path, "%s/online-%016llx-%016llx-%016llx.fp", g_dir,
+           (unsigned long long)g_host, (unsigned long long)g_job, (unsigned long long)id);
+  snprintf(oc->log, sizeof oc->log, "%s/x-%016llx-%016llx-r%d.log", g_dir,
+           (unsigned long long)g_job, (unsigned long long)id, rank);
   size_t sz = LS_HDR_PAGE + (size_t)size * ROW_SIZE;
   int fd = open(oc->path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0) {
@@ -382,6 +489,9 @@ static struct ls_online_comm *comm_for(uint64_t id, int rank, int size) {
 
 /* ---- publishing (watchdog thread) --------------------------------------------------- */
 
+static void dir_queue_fp(struct ls_online_comm *oc, const struct ls_fp *f);
+static void dir_status(struct ls_online_comm *oc, const struct ls_fp_status *v);
+
 static struct {
   uint64_t pc, base;
   char name[24];
@@ -427,6 +537,9 @@ static void publish(struct ls_online_comm *oc, const struct ls_trace_record *r, 
   __atomic_thread_fence(__ATOMIC_RELEASE);
   memcpy((char *)s + 8, (char *)&f + 8, sizeof f - 8);
   __atomic_store_n(&s->tag, k + 1, __ATOMIC_RELEASE);
+  if (!oc->t_first)
+    oc->t_first = ls_now_ns();
+  dir_queue_fp(oc, &f);
 }
 
 static void publish_status(struct ls_online_comm *oc, uint32_t flags) {
@@ -442,10 +555,307 @@ static void publish_status(struct ls_online_comm *oc, uint32_t flags) {
   v.pid = (int32_t)getpid();
   v.flags = flags;
   v.mac = mac_of(&v, sizeof v, oc->id, oc->rank);
+  dir_status(oc, &v);
   __atomic_store_n(&s->gen, v.gen - 1, __ATOMIC_RELEASE);
   __atomic_thread_fence(__ATOMIC_RELEASE);
   memcpy((char *)s + 8, (char *)&v + 8, sizeof v - 8);
   __atomic_store_n(&s->gen, v.gen, __ATOMIC_RELEASE);
+}
+
+/* ---- across hosts: the logs (watchdog thread) ---------------------------------- */
+
+static void x_notice(const char *msg, int n) {
+  if (g_xnoticed++ || n <= 0)
+    return;
+  (void)!write(2, msg, (size_t)n < 900 ? (size_t)n : 899);
+}
+
+/* The log is needed while a rank this one compares with, either way (its next
+ * LS_ONLINE_PEERS ranks, or a rank whose next ones include it), is not on this host's
+ * file: they read it, and it tells them when this rank has exited. Decided when the
+ * first collective is published; it can only turn off afterwards (a rank present on
+ * the file stays there; one on another host never appears), so a log, when written,
+ * holds every fingerprint from the first. */
+static int window_absent(struct ls_online_comm *oc) {
+  int npeers = oc->size - 1 < (int)LS_ONLINE_PEERS ? oc->size - 1 : (int)LS_ONLINE_PEERS;
+  for (int k = 1; k <= npeers; k++) {
+    int q = ((oc->rank - k) % oc->size + oc->size) % oc->size;
+    if (!__atomic_load_n(&status_of(oc, q)->gen, __ATOMIC_ACQUIRE) ||
+        !__atomic_load_n(&status_of(oc, (oc->rank + k) % oc->size)->gen, __ATOMIC_ACQUIRE))
+      return 1;
+  }
+  return 0;
+}
+
+static struct ls_dir_rec *dir_slot(struct ls_online_comm *oc);
+
+static void dir_queue(struct ls_online_comm *oc, uint16_t type, const void *body, size_t len) {
+  struct ls_dir_rec *d = dir_slot(oc);
+  if (!d)
+    return;
+  memset(d, 0, sizeof *d);
+  d->magic = LS_DIR_MAGIC;
+  d->type = type;
+  d->version = LS_FP_VERSION;
+  d->n = oc->dseq + oc->dn - 1;
+  memcpy(&d->u, body, len);
+  d->mac = mac_of(d, sizeof *d, oc->id, oc->rank);
+}
+
+static void dir_queue_fp(struct ls_online_comm *oc, const struct ls_fp *f) {
+  if (!g_xhost || oc->dir_pub < 0)
+    return;
+  if (!oc->dir_decided) {
+    oc->dir_decided = 1;
+    oc->dir_pub = window_absent(oc);
+    if (oc->dir_pub) {
+      struct ls_dir_hello h;
+      memset(&h, 0, sizeof h);
+      h.host = g_host;
+      h.comm = oc->id;
+      h.apis = g_apis;
+      h.size = oc->size;
+      h.rank = oc->rank;
+      host_name(h.name, sizeof h.name);
+      dir_queue(oc, DR_HELLO, &h, sizeof h);
+    }
+  }
+  if (oc->dir_pub > 0) {
+    struct ls_fp c = *f;
+    c.mac = 0;
+    dir_queue(oc, DR_FP, &c, sizeof c);
+  }
+}
+
+static int dir_flush(struct ls_online_comm *oc);
+
+/* A free record in the batch (flushed first when full); NULL when the log failed. */
+static struct ls_dir_rec *dir_slot(struct ls_online_comm *oc) {
+  if (!oc->dbuf && !(oc->dbuf = calloc(LS_DIR_BATCH, sizeof *oc->dbuf))) {
+    oc->dir_pub = -1;
+    return NULL;
+  }
+  if (oc->dn == LS_DIR_BATCH && dir_flush(oc) != 0)
+    return NULL;
+  return &oc->dbuf[oc->dn++];
+}
+
+/* Appends the batch: open, write, close (close-to-open: a reader that opens the log
+ * afterwards sees it whole). The first append replaces a log left by an earlier run. */
+static int dir_flush(struct ls_online_comm *oc) {
+  if (!oc->dn || oc->dir_pub < 0)
+    return 0;
+  int fd;
+  if (!oc->dseq) {
+    unlink(oc->log);
+    fd = open(oc->log, O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  } else
+    fd = open(oc->log, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+  struct stat st;
+  const char *why = NULL;
+  if (fd < 0)
+    why = strerror(errno);
+  else if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+           (st.st_mode & 077) || (uint64_t)st.st_size != oc->dseq * sizeof(struct ls_dir_rec))
+    why = "not this process's private log any more";
+  else {
+    size_t len = oc->dn * sizeof(struct ls_dir_rec), done = 0;
+    while (done < len) {
+      ssize_t w = write(fd, (char *)oc->dbuf + done, len - done);
+      if (w <= 0) {
+        if (w < 0 && errno == EINTR)
+          continue;
+        why = w < 0 ? strerror(errno) : "short write";
+        break;
+      }
+      done += (size_t)w;
+    }
+    int c = close(fd);
+    fd = -1;
+    if (!why && c != 0)
+      why = strerror(errno); /* NFS reports a failed flush here */
+  }
+  if (fd >= 0)
+    close(fd);
+  if (why) {
+    oc->dir_pub = -1;
+    oc->dn = 0;
+    char msg[900];
+    x_notice(msg, snprintf(msg, sizeof msg,
+                           "lockstep: online check across hosts off: cannot append to %s: %s; "
+                           "ranks on other hosts compare through the traces (`lockstep "
+                           "compare`)\n",
+                           oc->log, why));
+    return -1;
+  }
+  oc->dseq += oc->dn;
+  oc->dn = 0;
+  return 0;
+}
+
+/* Status into the log when it changed (at most once per poll period). */
+static void dir_status(struct ls_online_comm *oc, const struct ls_fp_status *v) {
+  if (oc->dir_pub <= 0 || (oc->d_logged && oc->d_ncoll == v->ncoll && oc->d_flags == v->flags))
+    return;
+  oc->d_logged = 1;
+  oc->d_ncoll = v->ncoll;
+  oc->d_flags = v->flags;
+  struct ls_fp_status c = *v;
+  c.mac = 0;
+  dir_queue(oc, DR_STATUS, &c, sizeof c);
+}
+
+static void rem_reject(struct ls_online_comm *oc, unsigned slot, int p, const char *what) {
+  struct ls_remote *rm = oc->rem[slot];
+  char path[640];
+  snprintf(path, sizeof path, "%s/x-%016llx-%016llx-r%d.log", g_dir, (unsigned long long)g_job,
+           (unsigned long long)oc->id, p);
+  if (rm->state == 1)
+    oc->nread--;
+  rm->state = -1;
+  free(rm->ring);
+  rm->ring = NULL;
+  oc->bad_peers |= 1ull << slot;
+  reject_in(oc, path, p, what);
+}
+
+/* Reads what is new in peer p's log. A record that fails validation may be one being
+ * written (a reader can see part of an append): it is rejected only when it still
+ * fails a second later. */
+static void rem_poll(struct ls_online_comm *oc, unsigned slot, int p, uint64_t now) {
+  struct ls_remote *rm = oc->rem[slot];
+  char path[640];
+  snprintf(path, sizeof path, "%s/x-%016llx-%016llx-r%d.log", g_dir, (unsigned long long)g_job,
+           (unsigned long long)oc->id, p);
+  int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    return; /* not there yet */
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+      (st.st_mode & 077)) {
+    close(fd);
+    rem_reject(oc, slot, p, "a log not private to this user");
+    return;
+  }
+  if ((uint64_t)st.st_size < rm->off) {
+    close(fd);
+    rem_reject(oc, slot, p, "a log that shrank");
+    return;
+  }
+  static struct ls_dir_rec buf[64];
+  unsigned budget = LS_DIR_READ;
+  while (budget && rm->state >= 0 && rm->state != 2 && rm->state != 3) {
+    uint64_t avail = ((uint64_t)st.st_size - rm->off) / sizeof(struct ls_dir_rec);
+    if (!avail)
+      break;
+    size_t want = avail < 64 ? (size_t)avail : 64;
+    ssize_t got = pread(fd, buf, want * sizeof buf[0], (off_t)rm->off);
+    if (got <= 0)
+      break;
+    size_t nr = (size_t)got / sizeof buf[0];
+    for (size_t i = 0; i < nr && rm->state >= 0 && rm->state != 2 && rm->state != 3; i++) {
+      struct ls_dir_rec *d = &buf[i];
+      const char *bad = NULL;
+      if (d->magic != LS_DIR_MAGIC || d->version != LS_FP_VERSION || d->n != rm->nrec ||
+          mac_of(d, sizeof *d, oc->id, p) != d->mac)
+        bad = "a log record";
+      else if ((d->type == DR_HELLO) != (rm->nrec == 0))
+        bad = "a log out of order";
+      else if (d->type == DR_HELLO) {
+        if (d->u.hello.comm != oc->id || d->u.hello.size != oc->size || d->u.hello.rank != p)
+          bad = "a log of another communicator";
+      } else if (d->type == DR_FP) {
+        if (d->u.fp.tag != rm->nfp + 1 || d->u.fp.api >= LS_MAX_APIS)
+          bad = "a fingerprint out of sequence";
+      } else if (d->type != DR_STATUS)
+        bad = "a log record of unknown type";
+      if (bad) {
+        if (!rm->t_bad)
+          rm->t_bad = now;
+        if (now - rm->t_bad >= 1000000000ull)
+          rem_reject(oc, slot, p, bad);
+        close(fd);
+        return;
+      }
+      rm->t_bad = 0;
+      rm->off += sizeof *d;
+      rm->nrec++;
+      budget--;
+      if (d->type == DR_HELLO) {
+        if (d->u.hello.host == g_host)
+          rm->state = 2; /* same host: its row in our file is the one to read */
+        else if (d->u.hello.apis != g_apis)
+          rm->state = 3; /* another lockstep build: not comparable, not hostile */
+        else if (slot == 0 || oc->nread < LS_DIR_PEERS) {
+          rm->ring = calloc(LS_FP_SLOTS, sizeof *rm->ring);
+          rm->state = rm->ring ? 1 : 3;
+          if (rm->ring)
+            oc->nread++;
+        } else
+          rm->state = 3; /* the chain of r -> r+1 checks covers it */
+        memcpy(rm->host, d->u.hello.name, sizeof rm->host);
+        rm->host[sizeof rm->host - 1] = 0;
+      } else if (d->type == DR_FP) {
+        struct ls_fp *f = &rm->ring[rm->nfp % LS_FP_SLOTS];
+        *f = d->u.fp;
+        rm->nfp++;
+      } else {
+        rm->st = d->u.st;
+        rm->st.gen = 2;
+        rm->have_st = 1;
+      }
+    }
+    if (nr < want)
+      break;
+  }
+  close(fd);
+}
+
+/* Peers whose rows stay empty in our file are looked for in the logs: every poll
+ * period for the ones being read and, for the ones not seen anywhere yet, during the
+ * first 2 s after this rank's first collective; then every 0.5 s, after 10 s every 2 s. */
+static void dir_poll(struct ls_online_comm *oc, uint64_t now) {
+  if (!g_xhost)
+    return;
+  int npeers = oc->size - 1 < (int)LS_ONLINE_PEERS ? oc->size - 1 : (int)LS_ONLINE_PEERS;
+  for (int k = 1; k <= npeers; k++) {
+    unsigned slot = (unsigned)(k - 1);
+    int p = (oc->rank + k) % oc->size;
+    if (oc->bad_peers & (1ull << slot))
+      continue;
+    struct ls_remote *rm = oc->rem[slot];
+    if (!rm) {
+      if (__atomic_load_n(&status_of(oc, p)->gen, __ATOMIC_ACQUIRE))
+        continue; /* on our host's file */
+      if (!(rm = oc->rem[slot] = calloc(1, sizeof *rm)))
+        continue;
+    }
+    if (rm->state == 2 || rm->state == 3 || rm->state < 0)
+      continue;
+    if (rm->state == 0) {
+      if (__atomic_load_n(&status_of(oc, p)->gen, __ATOMIC_ACQUIRE)) {
+        rm->state = 2;
+        continue;
+      }
+      uint64_t age = oc->t_first ? now - oc->t_first : 0;
+      uint64_t every = age > LS_DIR_NOTSEEN_NS ? 2000000000ull
+                       : age > 2000000000ull   ? 500000000ull
+                                               : g_dir_period_ns;
+      if (rm->t_probe && now - rm->t_probe < every)
+        continue;
+      rm->t_probe = now;
+      if (age > LS_DIR_NOTSEEN_NS && oc->t_first) {
+        char msg[900];
+        x_notice(msg, snprintf(msg, sizeof msg,
+                               "lockstep: rank %d: online: rank %d of comm %016llx not seen on "
+                               "the side channel after 10 s (on another host, with %s not "
+                               "shared between the hosts?); it is compared through the traces "
+                               "only (`lockstep compare`)\n",
+                               oc->rank, p, (unsigned long long)oc->id, g_dir));
+      }
+    }
+    rem_poll(oc, slot, p, now);
+  }
 }
 
 /* ---- checking ----------------------------------------------------------------------- */
@@ -584,11 +994,24 @@ static int my_fp(struct ls_online_comm *oc, uint64_t k, struct ls_fp *out) {
   return 1;
 }
 
+/* Collective `idx` of a peer read from its log: as read_fp. */
+static int rem_fp(const struct ls_remote *rm, uint64_t idx, struct ls_fp *out) {
+  if (idx >= rm->nfp)
+    return 0;
+  if (rm->nfp - idx > LS_FP_SLOTS)
+    return 2;
+  *out = rm->ring[idx % LS_FP_SLOTS];
+  return ls_api_desc_of((uint16_t)out->api) ? 1 : -1;
+}
+
 /* A peer that has not issued collective k while this rank's k is stuck on the device:
  * skipped when it has moved on (exited, idle, calls elsewhere), slow otherwise. */
 static void check_skip(struct ls_online_comm *oc, int p, unsigned slot, uint64_t now) {
   struct ls_fp_status st;
-  int rs = read_status(oc, p, &st);
+  struct ls_remote *rm = oc->rem[slot] && oc->rem[slot]->state == 1 ? oc->rem[slot] : NULL;
+  int rs = rm ? rm->have_st : read_status(oc, p, &st);
+  if (rm && rs)
+    st = rm->st;
   if (rs < 0) {
     oc->bad_peers |= 1ull << slot;
     reject(oc, p, "a status message");
@@ -602,7 +1025,9 @@ static void check_skip(struct ls_online_comm *oc, int p, unsigned slot, uint64_t
   const struct ls_trace_record *r = &ls_g.recs[mine.index];
   if (ls_rec_pending(r) <= 0 || now - r->t_enter_ns <= g_skip_ns)
     return; /* done, or not waiting long enough to ask */
-  int exited = (st.flags & ST_EXITED) || (st.pid > 0 && kill(st.pid, 0) != 0 && errno == ESRCH);
+  /* (a pid is only worth asking about on this host) */
+  int exited = (st.flags & ST_EXITED) ||
+               (!rm && st.pid > 0 && kill(st.pid, 0) != 0 && errno == ESRCH);
   int moved = exited || (st.flags & (ST_IDLE | ST_OTHER_AFTER));
   char msg[768];
   int n;
@@ -649,6 +1074,12 @@ static void check(struct ls_online_comm *oc, uint64_t now) {
     int p = (oc->rank + k) % oc->size;
     if (oc->bad_peers & (1ull << (k - 1)))
       continue;
+    /* on another host: read from its log (state 1), or not read at all */
+    struct ls_remote *rm = oc->rem[k - 1];
+    if (rm && rm->state != 1 && rm->state != 2 && rm->state != 0)
+      continue;
+    if (rm && rm->state != 1)
+      rm = NULL;
     uint64_t *next = &oc->checked[k - 1];
     for (;;) {
       struct ls_fp *x = &mine[*next % LS_FP_SLOTS];
@@ -661,14 +1092,18 @@ static void check(struct ls_online_comm *oc, uint64_t now) {
       if (tx != want)
         break;
       struct ls_fp a = *x, b;
-      int rc = read_fp(oc, p, *next, &b);
+      int rc = rm ? rem_fp(rm, *next, &b) : read_fp(oc, p, *next, &b);
       if (rc == 2) { /* the peer lapped the ring: that seq can no longer be compared */
         (*next)++;
         continue;
       }
       if (rc < 0) {
-        oc->bad_peers |= 1ull << (k - 1);
-        reject(oc, p, "a fingerprint");
+        if (rm)
+          rem_reject(oc, (unsigned)(k - 1), p, "a fingerprint");
+        else {
+          oc->bad_peers |= 1ull << (k - 1);
+          reject(oc, p, "a fingerprint");
+        }
         break;
       }
       if (rc == 0)
@@ -732,9 +1167,59 @@ static void tick_locked(int idle) {
         uint32_t flags = (idle && g_published == lim ? ST_IDLE : 0) |
                          (g_last_seq_index > oc->last_index + 1 ? ST_OTHER_AFTER : 0);
         publish_status(oc, flags);
+        if (g_xhost && now - oc->t_dir >= g_dir_period_ns) {
+          oc->t_dir = now;
+          if (oc->dir_pub > 0 && !window_absent(oc))
+            oc->dir_pub = 0; /* everyone it compares with is on this host's file */
+          dir_flush(oc);
+          dir_poll(oc, now);
+        }
         check(oc, now);
       }
   }
+}
+
+/* What rank q's log says at exit: -1 no valid log, 1 it ends with an exited status,
+ * 0 otherwise; *host: the writer's host key. */
+static int log_state(struct ls_online_comm *oc, int q, uint64_t *host) {
+  char path[640];
+  snprintf(path, sizeof path, "%s/x-%016llx-%016llx-r%d.log", g_dir, (unsigned long long)g_job,
+           (unsigned long long)oc->id, q);
+  int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    return -1;
+  struct stat st;
+  struct ls_dir_rec h, t;
+  int rc = -1;
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() && !(st.st_mode & 077) &&
+      st.st_size >= (off_t)sizeof h && pread(fd, &h, sizeof h, 0) == (ssize_t)sizeof h &&
+      h.magic == LS_DIR_MAGIC && h.type == DR_HELLO && h.n == 0 &&
+      mac_of(&h, sizeof h, oc->id, q) == h.mac) {
+    *host = h.u.hello.host;
+    off_t last = (st.st_size / (off_t)sizeof t - 1) * (off_t)sizeof t;
+    rc = pread(fd, &t, sizeof t, last) == (ssize_t)sizeof t && t.magic == LS_DIR_MAGIC &&
+         t.type == DR_STATUS && mac_of(&t, sizeof t, oc->id, q) == t.mac &&
+         (t.u.st.flags & ST_EXITED);
+  }
+  close(fd);
+  return rc;
+}
+
+/* Rank s's log can go once s has exited and so has every rank that reads it: those
+ * it is compared with on other hosts (a rank with no log, or on s's host, reads s's
+ * row in the mapped file instead). */
+static int log_done(struct ls_online_comm *oc, int s) {
+  uint64_t hs = 0, hq = 0;
+  if (log_state(oc, s, &hs) != 1)
+    return 0;
+  int npeers = oc->size - 1 < (int)LS_ONLINE_PEERS ? oc->size - 1 : (int)LS_ONLINE_PEERS;
+  for (int k = 1; k <= npeers; k++) {
+    int q = ((s - k) % oc->size + oc->size) % oc->size;
+    int st = log_state(oc, q, &hq);
+    if (st >= 0 && hq != hs && st != 1)
+      return 0;
+  }
+  return 1;
 }
 
 void ls_online_shutdown(void) {
@@ -747,17 +1232,46 @@ void ls_online_shutdown(void) {
       struct ls_online_comm *oc = &g_comms[i];
       if (!oc->map)
         continue;
+      int logged = g_xhost && oc->dir_pub >= 0 && (oc->dseq || oc->dn);
+      if (logged)
+        oc->dir_pub = 1; /* the exit goes into the log too: its readers and cleanup need it */
       publish_status(oc, oc->st_flags | ST_EXITED);
+      if (logged)
+        dir_flush(oc);
       __atomic_thread_fence(__ATOMIC_SEQ_CST);
+      /* Spanning hosts: a row that never appeared is a rank elsewhere, not a late one. */
+      int spans = 0;
+      for (unsigned k = 0; k < LS_ONLINE_PEERS; k++)
+        spans |= oc->rem[k] && (oc->rem[k]->state == 1 || oc->rem[k]->state == 3);
       int others = 0;
       for (int p = 0; p < oc->size; p++) {
         struct ls_fp_status st;
-        if (p != oc->rank && (read_status(oc, p, &st) <= 0 || (!(st.flags & ST_EXITED) &&
-            !(st.pid > 0 && kill(st.pid, 0) != 0 && errno == ESRCH))))
+        int rs = p != oc->rank ? read_status(oc, p, &st) : 1;
+        if (p != oc->rank && ((rs <= 0 && !spans) ||
+            (rs > 0 && !(st.flags & ST_EXITED) &&
+             !(st.pid > 0 && kill(st.pid, 0) != 0 && errno == ESRCH))))
           others++; /* running, or not arrived yet: it still needs the file */
       }
       if (!others)
         unlink(oc->path);
+      if (!g_xhost)
+        continue;
+      /* Logs: this rank's, and those of the peers it read, each once all its readers
+       * are done (whoever exits last removes it). */
+      char path[640];
+      if (logged && log_done(oc, oc->rank))
+        unlink(oc->log);
+      int npeers = oc->size - 1 < (int)LS_ONLINE_PEERS ? oc->size - 1 : (int)LS_ONLINE_PEERS;
+      for (int k = 1; k <= npeers; k++) {
+        struct ls_remote *rm = oc->rem[k - 1];
+        if (!rm || (rm->state != 1 && rm->state != 3))
+          continue;
+        int q = (oc->rank + k) % oc->size;
+        snprintf(path, sizeof path, "%s/x-%016llx-%016llx-r%d.log", g_dir,
+                 (unsigned long long)g_job, (unsigned long long)oc->id, q);
+        if (log_done(oc, q))
+          unlink(path);
+      }
     }
     if (g_ncomms && g_dir_ours)
       rmdir(g_dir); /* the last one out removes it (fails while others remain) */

@@ -174,9 +174,15 @@ struct ls_comm {
   uint64_t nsplits;      /* atomic: splits/shrinks issued on this comm */
   int dead;
   uint16_t family;
+  int nonblocking;       /* created non-blocking (NCCL config.blocking == 0) */
+  int32_t async_seen;    /* atomic: the async state the trace last holds for it, or
+                            LS_ASYNC_PENDING after a call on it returned "in progress" */
+  uint32_t async_epoch;  /* atomic: g_async_epoch when async_seen was last set */
 };
+#define LS_ASYNC_PENDING INT32_MIN
 
 static struct ls_comm g_comm_pool[LS_MAX_COMMS];
+static uint32_t g_async_epoch; /* atomic: bumped when a call without a comm (a group end) returns "in progress" */
 static unsigned g_comm_used; /* guarded by g_comm_lock */
 static const void *g_comm_keys[LS_MAX_COMMS];      /* atomic; open addressing */
 static struct ls_comm *g_comm_vals[LS_MAX_COMMS];  /* atomic */
@@ -215,6 +221,9 @@ struct ls_comm *ls_comm_register(uint16_t family, const void *handle, uint64_t i
     cm->rank = rank;
     cm->size = size;
     cm->family = family;
+    cm->nonblocking = 0;
+    cm->async_seen = 0;
+    cm->async_epoch = __atomic_load_n(&g_async_epoch, __ATOMIC_ACQUIRE);
     unsigned s = comm_slot0(handle);
     for (unsigned probe = 0; probe < LS_MAX_COMMS; probe++, s = (s + 1) & (LS_MAX_COMMS - 1)) {
       const void *k = g_comm_keys[s];
@@ -245,6 +254,33 @@ uint64_t ls_comm_next_split(struct ls_comm *cm) {
 void ls_comm_mark_dead(struct ls_comm *cm) {
   if (cm)
     __atomic_store_n(&cm->dead, 1, __ATOMIC_RELEASE);
+}
+
+void ls_comm_set_nonblocking(struct ls_comm *cm, int nb) {
+  if (cm)
+    __atomic_store_n(&cm->nonblocking, nb, __ATOMIC_RELEASE);
+}
+int ls_comm_nonblocking(const struct ls_comm *cm) {
+  return cm && __atomic_load_n(&cm->nonblocking, __ATOMIC_ACQUIRE);
+}
+
+/* Queries are recorded only when they say something new (nccl_hooks.c): a poll loop
+ * on a non-blocking communicator leaves one record per change of state, and the poll
+ * that saw "in progress" end is always among them. */
+int ls_comm_async_news(struct ls_comm *cm, int32_t state) {
+  if (!cm)
+    return state != 0;
+  uint32_t ep = __atomic_load_n(&g_async_epoch, __ATOMIC_ACQUIRE);
+  int32_t old = __atomic_exchange_n(&cm->async_seen, state, __ATOMIC_ACQ_REL);
+  uint32_t oep = __atomic_exchange_n(&cm->async_epoch, ep, __ATOMIC_ACQ_REL);
+  return old != state || oep != ep;
+}
+
+void ls_comm_async_pending(struct ls_comm *cm) {
+  if (cm)
+    __atomic_store_n(&cm->async_seen, LS_ASYNC_PENDING, __ATOMIC_RELEASE);
+  else /* a group end: it may have left any communicator in progress */
+    __atomic_fetch_add(&g_async_epoch, 1, __ATOMIC_ACQ_REL);
 }
 
 const void *ls_comm_handle_by_id(uint64_t id, uint16_t *family_out) {
@@ -403,6 +439,7 @@ static int trace_open(void) {
   h->modules_offset = mod_off;
   h->records_offset = rec_off;
   h->pid = (int32_t)getpid();
+  h->flags = LS_TRACE_F_ASYNC_CHANGES;
   static const char *const rank_env[] = {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK",
                                          "PMIX_RANK", "SLURM_PROCID", NULL};
   static const char *const size_env[] = {"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE",
@@ -716,8 +753,12 @@ void ls_call_enter(struct ls_call *c) {
     if (r >= 0)
       ls_comm_set_rank(cm, r, s);
   }
+  /* A rank still unknown means a non-blocking split whose job has not ended (NCCL
+   * learns rank and size there): NCCL refuses the call, so it takes no place in the
+   * sequence (and the reader rejects a sequenced record without a rank); compare
+   * still sees it on the communicator (not-ready). */
   uint64_t seq = LS_NO_SEQ;
-  if (cm && has_seq(c->kind))
+  if (cm && has_seq(c->kind) && ls_comm_rank_known(cm))
     seq = __atomic_fetch_add(&cm->seq, 1, __ATOMIC_RELAXED);
   struct ls_trace_record *r = ls_rec_claim(&c->index);
   c->rec = r;

@@ -103,6 +103,17 @@ LS_HIDDEN int ls_comm_rank_known(const struct ls_comm *cm);
 LS_HIDDEN uint64_t ls_comm_id(const struct ls_comm *cm);
 LS_HIDDEN uint64_t ls_comm_next_split(struct ls_comm *cm); /* ordinal of a split on cm */
 LS_HIDDEN void ls_comm_mark_dead(struct ls_comm *cm);       /* destroyed or aborted */
+/* Created non-blocking (a split without a config inherits it). */
+LS_HIDDEN void ls_comm_set_nonblocking(struct ls_comm *cm, int nb);
+LS_HIDDEN int ls_comm_nonblocking(const struct ls_comm *cm);
+/* Async-state bookkeeping for the query filter: returns 1 when `state` (a successful
+ * query's out-parameter) is news for cm — it differs from the last state the trace
+ * holds for it, or a call returned "in progress" since — and takes it as held.
+ * cm NULL (a comm we never saw): news unless it is 0 (success). */
+LS_HIDDEN int ls_comm_async_news(struct ls_comm *cm, int32_t state);
+/* A call returned "in progress": on cm, whose next queried state is then news; with
+ * cm NULL (a group end), every communicator's next queried state is news. */
+LS_HIDDEN void ls_comm_async_pending(struct ls_comm *cm);
 
 /* Completion hook for families that complete calls without CUDA events (MPI_Wait):
  * marks record `index` complete now. */

@@ -171,3 +171,10 @@ int ls_apidb_rc_ok(const struct ls_apidb *db, unsigned family, int64_t rc) {
   const cJSON *doc = doc_of(db, family);
   return rc == result_value(doc, "success", 0) || rc == result_value(doc, "pending", INT64_MIN);
 }
+
+int ls_apidb_rc_is(const struct ls_apidb *db, unsigned family, const char *which, int64_t rc) {
+  const cJSON *doc = doc_of(db, family);
+  if (!strcmp(which, "success") && !doc)
+    return rc == 0; /* the default ls_apidb_rc_ok assumes too */
+  return doc && rc != INT64_MIN && rc == result_value(doc, which, INT64_MIN);
+}

@@ -29,5 +29,8 @@ const char *ls_apidb_op(const struct ls_apidb *db, const char *api);
 const char *ls_apidb_enum_name(const struct ls_apidb *db, unsigned family, const char *which, int64_t value);
 /* Whether rc is success / "still in progress" for that library. */
 int ls_apidb_rc_ok(const struct ls_apidb *db, unsigned family, int64_t rc);
+/* Whether rc is the library's result named by the rules' top-level key `which`
+ * ("success" or "pending"); 0 when the rules do not name one. */
+int ls_apidb_rc_is(const struct ls_apidb *db, unsigned family, const char *which, int64_t rc);
 
 #endif

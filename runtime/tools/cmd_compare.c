@@ -20,7 +20,9 @@ static void usage(FILE *out) {
           "Reads the *.lstrace files of DIR (the --trace-dir of `lockstep run`), aligns every\n"
           "communicator's calls across its ranks and names the divergences, the first one first:\n"
           "op-, count-, dtype-, root-, redop-, peer-mismatch, skip, extra-call, api-error,\n"
-          "async-error, incomplete, timeout. Call sites print as file:line when the program has\n"
+          "async-error, not-ready (a call on a non-blocking communicator before its init or\n"
+          "finalize was polled to success), after-abort (a call after ncclCommAbort or an async\n"
+          "error), incomplete, timeout. Call sites print as file:line when the program has\n"
           "debug info (addr2line).\n"
           "Exit: 0 consistent, 1 divergent, 2 bad input (a damaged or foreign file is named).\n");
 }

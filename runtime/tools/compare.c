@@ -543,7 +543,8 @@ static void unobserved_notes(struct ls_compare *c, const struct ls_trace_set *se
 }
 
 /* The seq a call without one stands for: the number the next call on its
- * communicator (else on its thread) gets, or one past the previous one. */
+ * communicator (else on its thread) gets, or one past the previous one; 0 on a
+ * communicator that never got a sequenced call. */
 static int seq_holder(const struct ls_trace_record *r, const struct ls_trace_record *x) {
   if (x->state == LS_REC_FREE || x->seq == LS_NO_SEQ || !x->comm_id)
     return 0;
@@ -564,8 +565,200 @@ static int implied_seq(const struct ls_trace *t, uint64_t i, uint64_t *comm, uin
       *seq = t->records[j].seq + 1;
       return 1;
     }
+  if (r->comm_id) { /* a communicator that never got a sequenced call: the next would be 0 */
+    *comm = r->comm_id;
+    *seq = 0;
+    return 1;
+  }
   return 0;
 }
+
+/* ---- communicator contracts: not-ready and after-abort (issue 10) ---------- */
+
+/* Per trace and communicator identity, walked in record order (claim order, which
+ * is issue order on each thread): whether the communicator is waiting for a
+ * non-blocking init/finalize to be seen complete, and whether it was aborted or
+ * reported a terminal asynchronous state. */
+enum { CT_READY = 0, CT_INIT = 1, CT_FINALIZE = 2 };
+
+struct ctstate {
+  uint64_t comm;
+  int pending;                           /* CT_* */
+  struct ls_ref pend;                    /* the call that returned "in progress" */
+  int grouped;                           /* ... inside a group whose outer end did */
+  const struct ls_trace_record *aborted; /* its ncclCommAbort */
+  const struct ls_trace_record *errored; /* the query that reported an error state */
+};
+
+struct ctcand { /* a non-blocking create inside a group: pending if the outer end says so */
+  uint32_t tid;
+  uint64_t comm;
+  struct ls_ref ref;
+};
+
+struct ctx {
+  struct ctstate *v;
+  size_t n;
+  struct ctcand *cand;
+  size_t ncand;
+  int judge_ready;  /* the writer records the poll that ends "in progress" */
+  int unjudged;     /* a pending init/finalize was seen while judge_ready is 0 */
+};
+
+static struct ctstate *ct_find(struct ctx *x, uint64_t comm) {
+  for (size_t i = 0; i < x->n; i++)
+    if (x->v[i].comm == comm)
+      return &x->v[i];
+  return NULL;
+}
+
+static struct ctstate *ct_get(struct ctx *x, uint64_t comm) {
+  struct ctstate *s = ct_find(x, comm);
+  if (s)
+    return s;
+  x->v = realloc(x->v, (x->n + 1) * sizeof *x->v);
+  s = &x->v[x->n++];
+  memset(s, 0, sizeof *s);
+  s->comm = comm;
+  return s;
+}
+
+static void ct_free(struct ctx *x) {
+  free(x->v);
+  free(x->cand);
+  memset(x, 0, sizeof *x);
+}
+
+/* ", it returned ncclInvalidArgument" / ", it never returned" / "" (success). */
+static void rc_clause(const struct ls_apidb *db, struct ls_ref ref, unsigned family, char *buf, size_t len) {
+  char v[64];
+  if (ref.r->state == LS_REC_ENTERED)
+    snprintf(buf, len, "; the call never returned");
+  else if (!ls_apidb_rc_is(db, family, "success", ref.r->rc))
+    snprintf(buf, len, "; it returned %s", ls_format_enum(db, ref.t, ref.r, "result", ref.r->rc, v, sizeof v));
+  else
+    buf[0] = 0;
+}
+
+static int uses_comm(unsigned kind) {
+  return kind == LS_KIND_COLLECTIVE || kind == LS_KIND_P2P || kind == LS_KIND_COMM_FINALIZE ||
+         kind == LS_KIND_COMM_DESTROY;
+}
+
+/* Updates the contract state with record `ref` and returns "not-ready" or
+ * "after-abort" (with the detail in body) when the call breaks a contract. */
+static const char *contract(struct ctx *x, const struct ls_apidb *db, struct ls_ref ref, unsigned kind,
+                            unsigned family, char *body, size_t len) {
+  const struct ls_trace_record *r = ref.r;
+  int returned = r->state == LS_REC_RETURNED;
+  int pending_rc = returned && ls_apidb_rc_is(db, family, "pending", r->rc);
+  const char *cls = NULL;
+  char call[256], rcs[96], v[64];
+  ls_format_call(db, ref, call, sizeof call);
+  rc_clause(db, ref, family, rcs, sizeof rcs);
+  if (kind == LS_KIND_COMM_INIT || kind == LS_KIND_COMM_SPLIT) {
+    struct ctstate *p = kind == LS_KIND_COMM_SPLIT && r->aux0 ? ct_find(x, r->aux0) : NULL;
+    if (p && p->aborted) {
+      cls = "after-abort";
+      ls_bufprintf(body, len, "%s splits a communicator after ncclCommAbort on it%s", call, rcs);
+    }
+    if (!r->comm_id)
+      return cls;
+    /* a new communicator (or the same identity created again): a fresh state */
+    struct ctstate *s = ct_get(x, r->comm_id);
+    memset(s, 0, sizeof *s);
+    s->comm = r->comm_id;
+    if (pending_rc) {
+      s->pending = CT_INIT;
+      s->pend = ref;
+      x->unjudged |= !x->judge_ready;
+    } else if (returned && (r->flags & LS_REC_COMM_NONBLOCKING) && (r->flags & LS_REC_IN_GROUP)) {
+      x->cand = realloc(x->cand, (x->ncand + 1) * sizeof *x->cand);
+      x->cand[x->ncand++] = (struct ctcand){r->tid, r->comm_id, ref};
+    }
+    return cls;
+  }
+  if (kind == LS_KIND_GROUP_END && (r->flags & LS_REC_OUTER_GROUP_END)) {
+    size_t k = 0;
+    for (size_t i = 0; i < x->ncand; i++) {
+      if (x->cand[i].tid != r->tid) {
+        x->cand[k++] = x->cand[i];
+        continue;
+      }
+      if (pending_rc) {
+        struct ctstate *s = ct_get(x, x->cand[i].comm);
+        s->pending = CT_INIT;
+        s->pend = x->cand[i].ref;
+        s->grouped = 1;
+        x->unjudged |= !x->judge_ready;
+      }
+    }
+    x->ncand = k;
+    return NULL;
+  }
+  if (!r->comm_id)
+    return NULL;
+  struct ctstate *s = ct_find(x, r->comm_id);
+  if (s && s->aborted) {
+    cls = "after-abort";
+    ls_bufprintf(body, len, "%s on a communicator after ncclCommAbort on it%s", call, rcs);
+  } else if (s && s->errored && uses_comm(kind)) {
+    cls = "after-abort";
+    ls_bufprintf(body, len,
+                 "%s on a communicator after ncclCommGetAsyncError reported its asynchronous state %s (only "
+                 "ncclCommAbort is safe then)%s",
+                 call, ls_format_enum(db, ref.t, s->errored, "result", (int64_t)(int32_t)s->errored->aux0, v, sizeof v),
+                 rcs);
+  } else if (x->judge_ready && s && s->pending == CT_INIT && uses_comm(kind)) {
+    cls = "not-ready";
+    ls_bufprintf(body, len,
+                 "%s on a non-blocking communicator before its creation was seen to complete: %s returned %s%s and "
+                 "no ncclCommGetAsyncError on it reported success before this call%s",
+                 call, ls_trace_api_name(s->pend.t, s->pend.r),
+                 s->grouped ? "success inside a group whose outer ncclGroupEnd returned " : "",
+                 s->grouped ? "ncclInProgress" : ls_format_enum(db, ref.t, s->pend.r, "result", s->pend.r->rc, v, sizeof v),
+                 rcs);
+  } else if (x->judge_ready && s && s->pending == CT_FINALIZE && kind == LS_KIND_COMM_DESTROY) {
+    cls = "not-ready";
+    ls_bufprintf(body, len,
+                 "%s before the non-blocking ncclCommFinalize was seen to complete: it returned %s and no "
+                 "ncclCommGetAsyncError on the communicator reported success before this call%s",
+                 call, ls_format_enum(db, ref.t, s->pend.r, "result", s->pend.r->rc, v, sizeof v), rcs);
+  }
+  switch (kind) {
+  case LS_KIND_COMM_ABORT:
+    s = ct_get(x, r->comm_id);
+    if (!s->aborted)
+      s->aborted = r;
+    s->pending = CT_READY;
+    break;
+  case LS_KIND_ASYNC_ERROR_QUERY:
+    if (s && returned && ls_apidb_rc_is(db, family, "success", r->rc)) {
+      int64_t st = (int64_t)(int32_t)r->aux0;
+      if (ls_apidb_rc_is(db, family, "success", st)) {
+        s->pending = CT_READY;
+      } else if (!ls_apidb_rc_is(db, family, "pending", st)) {
+        if (!s->errored)
+          s->errored = r;
+        s->pending = CT_READY; /* terminal: what follows is after-abort's business */
+      }
+    }
+    break;
+  case LS_KIND_COMM_FINALIZE:
+    if (pending_rc) {
+      s = ct_get(x, r->comm_id);
+      s->pending = CT_FINALIZE;
+      s->pend = ref;
+      x->unjudged |= !x->judge_ready;
+    }
+    break;
+  default:
+    break;
+  }
+  return cls;
+}
+
+static int is_contract(const char *cls) { return !strcmp(cls, "not-ready") || !strcmp(cls, "after-abort"); }
 
 /* Whether d (a per-call fact) describes the same event as record r would. */
 static int same_event(const struct ls_divergence *d, const char *cls, int has_comm, uint64_t comm, int has_seq,
@@ -574,8 +767,11 @@ static int same_event(const struct ls_divergence *d, const char *cls, int has_co
       d->has_seq != has_seq || (has_seq && d->seq != seq))
     return 0;
   const struct ls_trace_record *x = d->site[0].r, *r = ref.r;
-  if (strcmp(ls_trace_api_name(d->site[0].t, x), ls_trace_api_name(ref.t, r)) || x->rc != r->rc ||
-      (uint32_t)x->aux0 != (uint32_t)r->aux0 || x->state != r->state)
+  if (strcmp(ls_trace_api_name(d->site[0].t, x), ls_trace_api_name(ref.t, r)))
+    return 0;
+  /* A broken contract is the program's doing: what the library answered to the
+   * call (a race with the background init) may differ by rank. */
+  if (!is_contract(cls) && (x->rc != r->rc || (uint32_t)x->aux0 != (uint32_t)r->aux0 || x->state != r->state))
     return 0;
   for (int k = 0; k < d->nranks; k++)
     if (d->ranks[k] == rank)
@@ -589,6 +785,7 @@ static void per_call(struct ls_compare *c, const struct ls_trace_set *set, const
   size_t no = 0, first = c->ndiv;
   for (size_t ti = 0; ti < set->n; ti++) {
     const struct ls_trace *t = &set->traces[ti];
+    struct ctx x = {.judge_ready = (t->hdr->flags & LS_TRACE_F_ASYNC_CHANGES) != 0};
     for (uint64_t i = 0; i < t->nrecords; i++) {
       const struct ls_trace_record *r = &t->records[i];
       struct ls_ref ref = {t, r};
@@ -601,7 +798,12 @@ static void per_call(struct ls_compare *c, const struct ls_trace_set *set, const
       const char *cls = NULL;
       int tier = 0;
       char body[640] = "";
-      if (r->flags & LS_REC_TIMED_OUT) {
+      /* A broken contract names the cause; the error or hang NCCL answered it
+       * with is a consequence and is not listed again for this call. */
+      const char *ccls = contract(&x, db, ref, kind, family, body, sizeof body);
+      if (ccls) {
+        cls = ccls;
+      } else if (r->flags & LS_REC_TIMED_OUT) {
         cls = "timeout";
         tier = 1;
         ls_bufprintf(body, sizeof body, "%s was not complete when the watchdog fired (timeout %u ms)", call,
@@ -626,9 +828,11 @@ static void per_call(struct ls_compare *c, const struct ls_trace_set *set, const
       }
       if (!cls)
         continue;
-      /* A hang leaves every later call incomplete too: name the first per rank
+      /* A hang leaves every later call incomplete too, and a program that goes on
+       * after an abort breaks the contract at every call: name the first per rank
        * and communicator, and count the rest. */
-      if (tier == 1 && !first_of(&o, &no, t, r->comm_id, cls))
+      int once = tier == 1 || ccls;
+      if (once && !first_of(&o, &no, t, r->comm_id, cls))
         continue;
       int has_comm = r->comm_id != 0, has_seq = r->seq != LS_NO_SEQ, implied = 0;
       uint64_t comm = r->comm_id, seq = r->seq;
@@ -640,7 +844,7 @@ static void per_call(struct ls_compare *c, const struct ls_trace_set *set, const
       for (k = first; k < c->ndiv; k++)
         if (same_event(&c->div[k], cls, has_comm, comm, has_seq, seq, ref, rank))
           break;
-      if (tier == 1) {
+      if (once) {
         o = realloc(o, (no + 1) * sizeof *o);
         o[no++] = (struct once){t, r->comm_id, cls, k < c->ndiv ? SIZE_MAX : c->ndiv, 0};
       }
@@ -661,6 +865,10 @@ static void per_call(struct ls_compare *c, const struct ls_trace_set *set, const
       div_rank(d, rank, ref);
       ls_bufprintf(d->detail, sizeof d->detail, "%s", body);
     }
+    if (x.unjudged)
+      note(c, "%s: a non-blocking call returned in progress, but this trace's writer did not record the poll "
+              "that ends it (an older liblockstep): not-ready is not judged for it", t->path);
+    ct_free(&x);
   }
   for (size_t i = 0; i < no; i++)
     if (o[i].div != SIZE_MAX)

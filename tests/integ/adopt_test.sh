@@ -61,6 +61,13 @@ t moved_cmp 0 -- "$ls" lint --baseline "$work/b2.json" "$work/moved/rank_skip.c"
   has "$err" "1 finding suppressed"
 t rewrite 0 -- "$ls" lint --baseline "$work/b2.json" --baseline-write "${ex[@]}" "${inc[@]}" &&
   has "$err" "wrote 3 findings"
+# the --format=json report has the baseline's shape: saving it is adopting a baseline
+"$ls" lint --format=json "${ex[@]}" "${inc[@]}" >"$work/report.json"
+t json_as_baseline 0 -- "$ls" lint --baseline "$work/report.json" "${ex[@]}" "${inc[@]}" &&
+  has "$err" "3 findings suppressed by the baseline .*; 0 new"
+cmp -s <(python3 -c "import json,sys;print(json.load(open(sys.argv[1]))['findings'])" "$b") \
+  <(python3 -c "import json,sys;print(json.load(open(sys.argv[1]))['findings'])" "$work/report.json") ||
+  bad "a written baseline's entries should be the --format=json findings"
 echo '{"findings": [' >"$work/broken.json"
 t baseline_broken 2 -- "$ls" lint --baseline "$work/broken.json" "${ex[@]}" "${inc[@]}" &&
   has "$err" "broken.json:2:1: error: invalid JSON in the baseline"

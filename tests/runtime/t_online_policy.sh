@@ -1,6 +1,6 @@
 # LOCKSTEP_POLICY applies to an online mismatch as to a hang: exit ends the rank with
-# lockstep's code 86 right after the report, long before the watchdog (20 s); abort
-# aborts the communicator (the stand-in counts aborts: `hang` returns 3).
+# lockstep's code 86 right after the report, long before the watchdog (20 s). (abort,
+# and exit across hosts: t_online_abort.sh; with Open MPI: t_online_xhost_mpi.sh.)
 . "$(dirname "$0")/lib.sh"
 export LD_LIBRARY_PATH="$LS_FAKECUDA" LOCKSTEP_TIMEOUT=20
 t0=$(date +%s)

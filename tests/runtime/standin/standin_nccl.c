@@ -3,7 +3,11 @@
  * NCCL's thread-local group depth (depth 0 GroupEnd -> ncclInvalidUsage; an argument
  * error inside a group is stored and returned again by the outermost GroupEnd),
  * non-blocking communicators (ncclInProgress, then ncclSuccess via
- * ncclCommGetAsyncError after LS_STANDIN_POLLS polls). It moves no data and knows
+ * ncclCommGetAsyncError after LS_STANDIN_POLLS polls; LS_STANDIN_ASYNC_END=N makes
+ * that terminal state N instead, e.g. 6 = ncclRemoteError; a collective issued while
+ * its communicator is still in progress is dropped with ncclInvalidArgument, as
+ * NCCL's ncclCommEnsureReady answers it; a split's rank and size read 0 until its
+ * background job ended, as in NCCL). It moves no data and knows
  * nothing about other ranks: a split keeps the parent's rank and size. The real
  * evidence for NCCL comes from gpu_tests/ on real GPUs. */
 #include <stdlib.h>
@@ -20,6 +24,7 @@ struct ncclComm {
   ncclResult_t async;
   int polls_left;
   int aborted;
+  int split;   /* made by a split: NCCL learns rank and size in the background job */
 };
 
 static __thread int depth;
@@ -29,6 +34,12 @@ static int abort_count;
 static int polls(void) {
   const char *p = getenv("LS_STANDIN_POLLS");
   return p ? atoi(p) : 3;
+}
+
+/* The state a non-blocking init/finalize ends in (LS_STANDIN_ASYNC_END, default success). */
+static ncclResult_t async_end(void) {
+  const char *p = getenv("LS_STANDIN_ASYNC_END");
+  return p && *p ? (ncclResult_t)atoi(p) : ncclSuccess;
 }
 
 /* NCCL's ncclGroupStartInternal / ncclGroupErrCheck / ncclGroupEndInternal. */
@@ -59,9 +70,14 @@ static ncclResult_t enqueue(ncclComm_t comm, long dtype, long redop, long root, 
     ret = ncclInvalidArgument;
   else if (nr_check && (root < 0 || root >= comm->nranks))
     ret = ncclInvalidArgument;
+  else if (!comm->blocking && comm->async == ncclInProgress)
+    ret = ncclInvalidArgument; /* ncclCommEnsureReady: not enqueued */
   err_check(ret);
   if ((r = end_internal()) != ncclSuccess)
     return r;
+  /* NCCL: a non-blocking communicator answers with its async state */
+  if (ret == ncclSuccess && !comm->blocking)
+    return comm->async;
   return ret;
 }
 
@@ -171,7 +187,12 @@ EXPORT ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_
     *newcomm = NULL;
     return ncclSuccess;
   }
-  return make_comm(newcomm, comm->nranks, comm->rank, config);
+  ncclConfig_t nb = {sizeof(ncclConfig_t), 0xcafebeef, 0, 0};
+  /* nccl.h: a NULL config inherits the parent's */
+  ncclResult_t r = make_comm(newcomm, comm->nranks, comm->rank, !config && !comm->blocking ? &nb : config);
+  if (*newcomm)
+    (*newcomm)->split = 1;
+  return r;
 }
 EXPORT ncclResult_t ncclCommShrink(ncclComm_t comm, int *excl, int nexcl, ncclComm_t *newcomm,
                                    ncclConfig_t *config, int flags);
@@ -206,7 +227,7 @@ EXPORT ncclResult_t ncclCommAbort(ncclComm_t comm);
 EXPORT ncclResult_t ncclCommAbort(ncclComm_t comm) {
   if (!comm)
     return ncclInvalidArgument;
-  comm->aborted = 1;
+  __atomic_store_n(&comm->aborted, 1, __ATOMIC_RELEASE); /* from the watchdog thread too */
   __atomic_fetch_add(&abort_count, 1, __ATOMIC_ACQ_REL);
   return ncclSuccess;
 }
@@ -219,22 +240,22 @@ EXPORT ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t *state) 
   if (!comm || !state)
     return ncclInvalidArgument;
   if (comm->async == ncclInProgress && --comm->polls_left <= 0)
-    comm->async = ncclSuccess;
-  *state = comm->aborted ? ncclRemoteError : comm->async;
+    comm->async = async_end();
+  *state = __atomic_load_n(&comm->aborted, __ATOMIC_ACQUIRE) ? ncclRemoteError : comm->async;
   return ncclSuccess;
 }
 EXPORT ncclResult_t ncclCommCount(const ncclComm_t comm, int *count);
 EXPORT ncclResult_t ncclCommCount(const ncclComm_t comm, int *count) {
   if (!comm || !count)
     return ncclInvalidArgument;
-  *count = comm->nranks;
+  *count = comm->split && comm->async == ncclInProgress ? 0 : comm->nranks; /* not known yet */
   return ncclSuccess;
 }
 EXPORT ncclResult_t ncclCommUserRank(const ncclComm_t comm, int *rank);
 EXPORT ncclResult_t ncclCommUserRank(const ncclComm_t comm, int *rank) {
   if (!comm || !rank)
     return ncclInvalidArgument;
-  *rank = comm->rank;
+  *rank = comm->split && comm->async == ncclInProgress ? 0 : comm->rank;
   return ncclSuccess;
 }
 EXPORT ncclResult_t ncclCommCuDevice(const ncclComm_t comm, int *dev);

@@ -1,0 +1,16 @@
+/* cdb_flags.h — compilation-database arguments that clang cannot take as they are: flags
+ * only GCC knows (dropped, with a note) and the include dirs an MPI compiler wrapper adds
+ * implicitly (asked from the wrapper, once per wrapper). See cdb_flags.c. */
+#ifndef LOCKSTEP_CDB_FLAGS_H
+#define LOCKSTEP_CDB_FLAGS_H
+
+#include "lint.h"
+
+/* Adjusts args (char*, arena strings) of one database entry compiled by `compiler` (the
+ * entry's first argument): drops flags clang does not know and appends the wrapper's
+ * include dirs. `db` names the database in notes. */
+void ls_cdb_adjust(ls_arena *a, const char *db, const char *compiler, ls_vec *args);
+/* Releases the probe index and the caches. */
+void ls_cdb_done(void);
+
+#endif
