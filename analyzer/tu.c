@@ -90,6 +90,22 @@ ls_entity *ls_entity_get(ls_program *p, const char *key, const char *name, enum 
 }
 
 /* ---- conversion ---- */
+
+/* libclang's kind predicates are range checks on the CXCursorKind enum (see Index.h's
+ * First/Last markers); asked a few times per cursor, the calls into the library cost
+ * more than the checks, so they are spelled out here. */
+static inline int k_ref(enum CXCursorKind k) { return k >= CXCursor_FirstRef && k <= CXCursor_LastRef; }
+static inline int k_attr(enum CXCursorKind k) { return k >= CXCursor_FirstAttr && k <= CXCursor_LastAttr; }
+static inline int k_expr(enum CXCursorKind k) { return k >= CXCursor_FirstExpr && k <= CXCursor_LastExpr; }
+static inline int k_stmt(enum CXCursorKind k) { return k >= CXCursor_FirstStmt && k <= CXCursor_LastStmt; }
+static inline int k_decl(enum CXCursorKind k) {
+  return (k >= CXCursor_FirstDecl && k <= CXCursor_LastDecl) ||
+         (k >= CXCursor_FirstExtraDecl && k <= CXCursor_LastExtraDecl);
+}
+/* clang_Cursor_isNull: equal to clang_getNullCursor() */
+static inline int cur_null(CXCursor c) {
+  return c.kind == CXCursor_InvalidFile && !c.data[0] && !c.data[1] && !c.data[2];
+}
 /* Expansion locations without asking libclang for most nodes (clang_getExpansionLocation
  * costs ~1,000 instructions: a FileID search, then line and column lookups).
  * - A location in the main file (not from a macro): libclang's CXSourceLocation carries the
@@ -453,7 +469,7 @@ static void kids_push(struct kids *k, CXCursor cur) {
 }
 
 static int filtered(enum CXCursorKind kind) {
-  return clang_isReference(kind) || clang_isAttribute(kind) || kind == CXCursor_ParmDecl ||
+  return k_ref(kind) || k_attr(kind) || kind == CXCursor_ParmDecl ||
          kind == CXCursor_StructDecl || kind == CXCursor_UnionDecl || kind == CXCursor_ClassDecl ||
          kind == CXCursor_EnumDecl || kind == CXCursor_TypedefDecl || kind == CXCursor_TypeAliasDecl ||
          kind == CXCursor_CXXBaseSpecifier;
@@ -462,7 +478,7 @@ static int filtered(enum CXCursorKind kind) {
 static enum CXChildVisitResult collect(CXCursor cur, CXCursor parent, CXClientData d) {
   (void)parent;
   struct kids *k = d;
-  if (!k->all && filtered(clang_getCursorKind(cur)))
+  if (!k->all && filtered(cur.kind))
     return CXChildVisit_Continue;
   kids_push(k, cur);
   return CXChildVisit_Continue;
@@ -502,7 +518,7 @@ static enum CXChildVisitResult collect_unwrap(CXCursor cur, CXCursor parent, CXC
       return CXChildVisit_Continue; /* not expected: a cursor of no open wrapper */
   }
   u->depth = level;
-  enum CXCursorKind kind = clang_getCursorKind(cur);
+  enum CXCursorKind kind = cur.kind;
   if (filtered(kind))
     return CXChildVisit_Continue;
   if (!level) {
@@ -518,7 +534,7 @@ static enum CXChildVisitResult collect_unwrap(CXCursor cur, CXCursor parent, CXC
   CXCursor *slot = &u->k->v[u->k->n - 1];
   if (u->st[level - 1].done)
     return CXChildVisit_Continue;
-  if (++u->st[level - 1].nkept == 1 && clang_isExpression(kind)) {
+  if (++u->st[level - 1].nkept == 1 && k_expr(kind)) {
     *slot = cur; /* the wrapper's only child so far: it stands for the wrapper */
     if (!is_wrapper(kind) || level == (int)(sizeof u->st / sizeof u->st[0]))
       return CXChildVisit_Continue;
@@ -538,7 +554,7 @@ static void collect_unwrapped(CXCursor parent, struct kids *k) {
   struct unwrap u; /* not `= {...}`: that would zero the whole wrapper stack per node */
   u.k = k;
   u.top = parent;
-  u.top_decl = clang_isDeclaration(parent.kind);
+  u.top_decl = k_decl(parent.kind);
   u.depth = 0;
   clang_visitChildren(parent, collect_unwrap, &u);
 }
@@ -549,8 +565,8 @@ static void collect_unwrapped(CXCursor parent, struct kids *k) {
 static ls_node *new_node(struct conv *c, CXCursor cur, int loc) {
   ls_node *n = ls_alloc(c->p->arena, sizeof *n);
   c->p->nnodes++;
-  n->kind = clang_getCursorKind(cur);
-  if (loc || clang_isStatement(n->kind) || n->kind == CXCursor_CallExpr || n->kind == CXCursor_LambdaExpr ||
+  n->kind = cur.kind;
+  if (loc || k_stmt(n->kind) || n->kind == CXCursor_CallExpr || n->kind == CXCursor_LambdaExpr ||
       n->kind == CXCursor_CXXThrowExpr)
     set_loc(c, clang_getCursorLocation(cur), &n->file, &n->line, &n->col);
   return n;
@@ -559,7 +575,7 @@ static ls_node *new_node(struct conv *c, CXCursor cur, int loc) {
 static void set_kids(struct conv *c, ls_node *n, CXCursor *v, unsigned cnt) {
   n->nkids = cnt;
   n->kids = cnt ? ls_alloc(c->p->arena, cnt * sizeof *n->kids) : NULL;
-  int loc = clang_isStatement(n->kind) || n->kind == CXCursor_ConditionalOperator ||
+  int loc = k_stmt(n->kind) || n->kind == CXCursor_ConditionalOperator ||
             (n->kind == CXCursor_BinaryOperator && (n->op == CXBinaryOperator_LAnd || n->op == CXBinaryOperator_LOr)) ||
             (n->kind == CXCursor_UnaryOperator && n->op == CXUnaryOperator_LNot);
   for (unsigned i = 0; i < cnt; i++) {
@@ -769,12 +785,12 @@ static int literal_value(struct conv *c, CXCursor cur, ls_node *n) {
 static ls_node *conv_inner(struct conv *c, CXCursor cur) {
   int loc = c->want_loc;
   c->want_loc = 0;
-  enum CXCursorKind wk = clang_getCursorKind(cur);
+  enum CXCursorKind wk = cur.kind;
   if (wk == CXCursor_UnexposedExpr || wk == CXCursor_ParenExpr) {
     /* implicit casts and parentheses: keep only what they wrap (a third of all nodes) */
     KIDS(w, 0);
     clang_visitChildren(cur, collect, &w);
-    if (w.n == 1 && clang_isExpression(clang_getCursorKind(w.v[0]))) {
+    if (w.n == 1 && k_expr(w.v[0].kind)) {
       CXCursor inner = w.v[0];
       kids_free(&w);
       c->want_loc = loc;
@@ -799,7 +815,7 @@ static ls_node *conv_inner(struct conv *c, CXCursor cur) {
   case CXCursor_CallExpr: {
     ls_vec_push(&c->refs, n);
     CXCursor ref = clang_getCursorReferenced(cur);
-    if (!clang_Cursor_isNull(ref) && is_function_kind(clang_getCursorKind(ref))) {
+    if (!cur_null(ref) && is_function_kind(ref.kind)) {
       n->ent = c->cplusplus && is_lambda_call_op(ref) ? lambda_entity(c, ref, "lambda") : entity_of(c, ref, LS_ENT_FUNC);
       n->text = n->ent->name;
       if (c->cplusplus && clang_getCursorKind(ref) == CXCursor_Constructor) {
@@ -869,7 +885,7 @@ static ls_node *conv_inner(struct conv *c, CXCursor cur) {
   case CXCursor_DeclRefExpr:
   case CXCursor_MemberRefExpr: {
     CXCursor ref = clang_getCursorReferenced(cur);
-    if (!clang_Cursor_isNull(ref)) {
+    if (!cur_null(ref)) {
       enum CXCursorKind rk = clang_getCursorKind(ref);
       if (rk == CXCursor_EnumConstantDecl) {
         enum_value(c, ref, n);
