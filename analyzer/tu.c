@@ -440,11 +440,11 @@ struct kids {
 };
 /* `struct kids k = {0}` would zero the inline buffer on every node (~40 bytes of stores
  * per cursor slot): only the header is set. */
-#define KIDS(name, all_) \
-  struct kids name;      \
-  name.v = NULL;         \
-  name.n = name.cap = 0; \
-  name.all = (all_)
+static void kids_init(struct kids *k, int all) {
+  k->v = NULL;
+  k->n = k->cap = 0;
+  k->all = all;
+}
 static void kids_free(struct kids *k) {
   if (k->v != k->inl)
     free(k->v);
@@ -638,7 +638,8 @@ static ls_entity *dtor_of(struct conv *c, CXCursor vardecl) {
   if (t.kind != CXType_Record)
     return NULL;
   CXCursor cls = clang_getTypeDeclaration(t);
-  KIDS(k, 0);
+  struct kids k;
+  kids_init(&k, 0);
   clang_visitChildren(cls, collect, &k);
   ls_entity *e = NULL;
   for (unsigned i = 0; i < k.n; i++)
@@ -788,7 +789,8 @@ static ls_node *conv_inner(struct conv *c, CXCursor cur) {
   enum CXCursorKind wk = cur.kind;
   if (wk == CXCursor_UnexposedExpr || wk == CXCursor_ParenExpr) {
     /* implicit casts and parentheses: keep only what they wrap (a third of all nodes) */
-    KIDS(w, 0);
+    struct kids w;
+    kids_init(&w, 0);
     clang_visitChildren(cur, collect, &w);
     if (w.n == 1 && k_expr(w.v[0].kind)) {
       CXCursor inner = w.v[0];
@@ -799,7 +801,8 @@ static ls_node *conv_inner(struct conv *c, CXCursor cur) {
     kids_free(&w);
   }
   ls_node *n = new_node(c, cur, loc);
-  KIDS(k, 0);
+  struct kids k;
+  kids_init(&k, 0);
   switch (n->kind) {
   case CXCursor_LambdaExpr: {
     char name[256];
@@ -822,7 +825,8 @@ static ls_node *conv_inner(struct conv *c, CXCursor cur) {
         /* a constructed object: if nothing owns it (see VarDecl), it is a temporary whose
          * destructor runs at the end of the full expression */
         CXCursor cls = clang_getCursorSemanticParent(ref);
-        KIDS(ck, 0);
+        struct kids ck;
+        kids_init(&ck, 0);
         clang_visitChildren(cls, collect, &ck);
         for (unsigned i = 0; i < ck.n; i++)
           if (clang_getCursorKind(ck.v[i]) == CXCursor_Destructor)
@@ -1005,9 +1009,9 @@ static struct pragfile *scan_pragmas(struct conv *c, CXFile file) {
   pf->file = file;
   size_t size = 0;
   const char *buf = clang_getFileContents(c->tu, file, &size);
-  int any = 0; /* most files have no pragma at all: one cheap look first */
-  for (size_t i = 0; buf && i + 6 <= size && !any; i++)
-    any = buf[i] == 'p' && !memcmp(buf + i, "pragma", 6);
+  int any = 0; /* most files have no pragma at all: one cheap look first (memchr, not a byte loop) */
+  for (const char *q = buf, *e = buf + size; q && !any && (q = memchr(q, 'p', (size_t)(e - q))) != NULL; q++)
+    any = e - q >= 6 && !memcmp(q, "pragma", 6);
   if (!any)
     return pf;
   const char *e = buf + size, *q = buf;
@@ -1100,7 +1104,8 @@ static ls_node *conv_node(struct conv *c, CXCursor cur) {
 }
 
 static void conv_function(struct conv *c, CXCursor cur, ls_entity *ent, const char *name) {
-  KIDS(k, 0);
+  struct kids k;
+  kids_init(&k, 0);
   clang_visitChildren(cur, collect, &k);
   CXCursor body = clang_getNullCursor();
   for (unsigned i = 0; i < k.n; i++)
@@ -1123,7 +1128,8 @@ static void conv_function(struct conv *c, CXCursor cur, ls_entity *ent, const ch
       f->params[i] = entity_of(c, clang_Cursor_getArgument(cur, (unsigned)i), LS_ENT_PARAM);
     f->nparams = np;
   } else if (clang_getCursorKind(cur) == CXCursor_LambdaExpr) {
-    KIDS(lk, 1);
+    struct kids lk;
+    kids_init(&lk, 1);
     clang_visitChildren(cur, collect, &lk);
     unsigned cnt = 0;
     for (unsigned i = 0; i < lk.n; i++)
