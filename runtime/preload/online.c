@@ -832,6 +832,11 @@ static void dir_poll(struct ls_online_comm *oc, uint64_t now) {
     }
     if (rm->state == 2 || rm->state == 3 || rm->state < 0)
       continue;
+    /* Everything this rank published is compared with that peer: nothing to read for
+     * (a skip needs its status only while one of ours is not compared), so an idle
+     * job costs the shared filesystem nothing. */
+    if (rm->state == 1 && oc->checked[slot] >= oc->ncoll)
+      continue;
     if (rm->state == 0) {
       if (__atomic_load_n(&status_of(oc, p)->gen, __ATOMIC_ACQUIRE)) {
         rm->state = 2;
