@@ -97,9 +97,13 @@ static const struct ls_api_desc g_own_apis[] = {
     {"lockstep_watchdog", NULL, LS_KIND_EVENT, LS_SUB_NONE},
     {"lockstep_mismatch", NULL, LS_KIND_EVENT, LS_SUB_NONE},
 };
+static void at_fork_child(void);
 __attribute__((constructor)) static void ls_register_own(void) {
   ls_g.watchdog_api = ls_api_register(g_own_apis, 2, LS_FAMILY_LOCKSTEP);
   ls_g.mismatch_api = (uint16_t)(ls_g.watchdog_api + 1);
+  /* At load, not at the first call: a fork while another thread is initializing
+   * (g_init_lock held) must still give the child fresh locks. */
+  pthread_atfork(NULL, NULL, at_fork_child);
 }
 
 /* ---- helpers ---------------------------------------------------------------- */
@@ -568,6 +572,12 @@ static void at_exit_handler(void) {
 /* The child of a fork must not write into its parent's MAP_SHARED file: drop the
  * mapping and let the child start its own trace if it ever calls NCCL. */
 static void at_fork_child(void) {
+  /* A lock another thread held at fork time stays held in the child for good. */
+  pthread_mutex_init(&g_init_lock, NULL);
+  pthread_mutex_init(&g_comm_lock, NULL);
+  pthread_mutex_init(&g_mod_lock, NULL);
+  if (__atomic_load_n(&g_init, __ATOMIC_ACQUIRE) == LS_INIT_NONE && !ls_g.hdr)
+    return; /* nothing started yet (a process that never called NCCL: keep it cheap) */
   if (ls_g.hdr) {
     munmap(ls_g.hdr, ls_g.map_size);
     close(ls_g.fd);
@@ -575,9 +585,6 @@ static void at_fork_child(void) {
   ls_g.hdr = NULL;
   ls_g.recs = NULL;
   ls_g.capacity = 0;
-  pthread_mutex_init(&g_init_lock, NULL);
-  pthread_mutex_init(&g_comm_lock, NULL);
-  pthread_mutex_init(&g_mod_lock, NULL);
   ls_dev_reset_after_fork();
   ls_watchdog_reset_after_fork();
   ls_online_reset_after_fork();
@@ -614,7 +621,7 @@ static int disabled_by_env(void) {
 }
 
 static int init_slow(void) {
-  static int atfork_done;
+  static int atexit_done;
   pthread_mutex_lock(&g_init_lock);
   int st = __atomic_load_n(&g_init, __ATOMIC_ACQUIRE);
   if (st == LS_INIT_NONE) {
@@ -623,9 +630,8 @@ static int init_slow(void) {
       read_config();
       if (trace_open() == 0) {
         st = LS_INIT_READY;
-        if (!atfork_done) {
-          atfork_done = 1;
-          pthread_atfork(NULL, NULL, at_fork_child);
+        if (!atexit_done) {
+          atexit_done = 1;
           atexit(at_exit_handler);
         }
       }
