@@ -219,7 +219,7 @@ struct ls_comm *ls_comm_register(uint16_t family, const void *handle, uint64_t i
   pthread_mutex_lock(&g_comm_lock);
   struct ls_comm *cm = NULL;
   if (g_comm_used < LS_MAX_COMMS) {
-    cm = &g_comm_pool[g_comm_used++];
+    cm = &g_comm_pool[g_comm_used];
     cm->id = id;
     cm->handle = handle;
     cm->rank = rank;
@@ -228,6 +228,8 @@ struct ls_comm *ls_comm_register(uint16_t family, const void *handle, uint64_t i
     cm->nonblocking = 0;
     cm->async_seen = 0;
     cm->async_epoch = __atomic_load_n(&g_async_epoch, __ATOMIC_ACQUIRE);
+    /* Counted only once filled: the watchdog walks the pool without the lock. */
+    __atomic_store_n(&g_comm_used, g_comm_used + 1, __ATOMIC_RELEASE);
     unsigned s = comm_slot0(handle);
     for (unsigned probe = 0; probe < LS_MAX_COMMS; probe++, s = (s + 1) & (LS_MAX_COMMS - 1)) {
       const void *k = g_comm_keys[s];
@@ -846,15 +848,20 @@ void ls_call_exit(struct ls_call *c, int64_t rc) {
   if (r) {
     r->rc = (int32_t)rc;
     r->t_exit_ns = c->t_exit;
+    /* Atomics for wtag and flags although the record is not published as returned
+     * yet: the watchdog's event poll reads the wtag of every record an event's range
+     * covers (other threads' too), and its timeout report sets a flag on a call that
+     * has not returned. */
     if (has_seq(c->kind)) {
       if (!device_family) {
-        if (!(r->flags & LS_REC_NONBLOCKING) && rc == 0) {
+        if (!(ls_rec_flags(r) & LS_REC_NONBLOCKING) && rc == 0) {
           r->t_complete_ns = c->t_exit;
-          r->flags |= LS_REC_COMPLETED;
+          ls_rec_set_flags(r, LS_REC_COMPLETED);
         }
-        r->wtag = LS_WTAG_NONE;
+        __atomic_store_n(&r->wtag, LS_WTAG_NONE, __ATOMIC_RELAXED);
       } else if (rc != 0) {
-        r->wtag = LS_WTAG_NONE; /* not enqueued (or in progress in the background) */
+        /* not enqueued (or in progress in the background) */
+        __atomic_store_n(&r->wtag, LS_WTAG_NONE, __ATOMIC_RELAXED);
       }
     }
     __atomic_store_n(&r->state, LS_REC_RETURNED, __ATOMIC_RELEASE);

@@ -450,18 +450,18 @@ static void run_forkinit(void) {
 
 /* ---- signals T N [hang] ------------------------------------------------------------ */
 
-static volatile sig_atomic_t g_alrm, g_usr1;
+static long g_alrm, g_usr1; /* atomic: handlers run on any thread */
 static int g_devnull = -1;
 
 static void on_alrm(int sig) { /* collective-free */
   (void)sig;
-  g_alrm++;
+  __atomic_fetch_add(&g_alrm, 1, __ATOMIC_RELAXED);
 }
 static void on_usr1(int sig) { /* a syscall inside the handler */
   (void)sig;
   int e = errno;
   (void)!write(g_devnull, "x", 1);
-  g_usr1++;
+  __atomic_fetch_add(&g_usr1, 1, __ATOMIC_RELAXED);
   errno = e;
 }
 
@@ -470,6 +470,7 @@ struct sigworker {
   int t;
   long n;
   struct scomm sc;
+  int done; /* atomic: no more signals for it (it may be joined after that) */
 };
 
 static void *sigworker_main(void *arg) {
@@ -480,6 +481,7 @@ static void *sigworker_main(void *arg) {
   for (long i = 0; i < w->n; i++)
     unit(&w->sc, w->t, i);
   check_hash("signal worker");
+  __atomic_store_n(&w->done, 1, __ATOMIC_RELEASE);
   return NULL;
 }
 
@@ -488,7 +490,8 @@ static int g_nsw;
 static void *killer_main(void *arg) { /* SIGUSR1 at each worker in turn */
   (void)arg;
   for (long i = 0; !__atomic_load_n(&g_stop, __ATOMIC_ACQUIRE); i++) {
-    pthread_kill(g_sw[i % g_nsw].th, SIGUSR1);
+    if (!__atomic_load_n(&g_sw[i % g_nsw].done, __ATOMIC_ACQUIRE)) /* not joined yet */
+      pthread_kill(g_sw[i % g_nsw].th, SIGUSR1);
     struct timespec ts = {0, 20000};
     nanosleep(&ts, NULL);
   }
@@ -515,13 +518,9 @@ static void run_signals(int nthreads, long n, int hang) {
   }
   pthread_t killer;
   pthread_create(&killer, NULL, killer_main, NULL);
-  long records = 0;
-  for (int t = 0; t < nthreads; t++) {
-    pthread_join(g_sw[t].th, NULL);
-    records += 1 + (long)g_sw[t].sc.nlog; /* init */
-    for (long i = 0; i < n; i++)
-      records += unit_groups(t, i);
-  }
+  for (int t = 0; t < nthreads; t++) /* the killer uses their handles until they are done */
+    while (!__atomic_load_n(&g_sw[t].done, __ATOMIC_ACQUIRE))
+      usleep(1000);
   if (hang) { /* the watchdog fires while the storm goes on (LOCKSTEP_TIMEOUT < 2 s) */
     struct timespec ts = {2, 500000000};
     while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
@@ -529,15 +528,23 @@ static void run_signals(int nthreads, long n, int hang) {
   }
   __atomic_store_n(&g_stop, 1, __ATOMIC_RELEASE);
   pthread_join(killer, NULL);
+  long records = 0;
+  for (int t = 0; t < nthreads; t++) {
+    pthread_join(g_sw[t].th, NULL);
+    records += 1 + (long)g_sw[t].sc.nlog; /* init */
+    for (long i = 0; i < n; i++)
+      records += unit_groups(t, i);
+  }
   struct itimerval off = {{0, 0}, {0, 0}};
   setitimer(ITIMER_REAL, &off, NULL);
   struct scomm *comms = calloc((size_t)nthreads, sizeof *comms);
   for (int t = 0; t < nthreads; t++)
     comms[t] = g_sw[t].sc;
   write_log(comms, nthreads, records);
-  printf("signals alrm %ld usr1 %ld\n", (long)g_alrm, (long)g_usr1);
-  if (g_alrm < 100 || g_usr1 < 100)
-    failf("only %ld SIGALRM and %ld SIGUSR1", (long)g_alrm, (long)g_usr1);
+  long na = __atomic_load_n(&g_alrm, __ATOMIC_RELAXED), nu = __atomic_load_n(&g_usr1, __ATOMIC_RELAXED);
+  printf("signals alrm %ld usr1 %ld\n", na, nu);
+  if (na < 100 || nu < 100)
+    failf("only %ld SIGALRM and %ld SIGUSR1", na, nu);
 }
 
 /* ---- exit CODE exit|return|thread ---------------------------------------------------- */
