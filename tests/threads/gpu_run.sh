@@ -2,7 +2,8 @@
 # tests/threads/gpu_run.sh OUTDIR — the group-across-threads and completion fixtures on two GPUs
 # under `lockstep run`: builds the recorder and tools (no analyzer), each fixture (with its
 # // BUILD: flags), runs it with 2 ranks, and writes per fixture its RUNTIME line, the
-# program's output and `lockstep compare --format=json` into OUTDIR/summary.txt.
+# program's output and compare's first divergence into OUTDIR/summary.txt (and build.log).
+# Last run: tests/threads/gpu_results.txt.
 # Device call (from the repo root): run(kind="nvidia-h200-x2", carry=[".deps"],
 #   command="tests/threads/gpu_run.sh $OUT")
 set -u
@@ -41,7 +42,7 @@ for f in fixtures/nccl/group_across_pthread.c fixtures/nccl/group_across_std_thr
           (cd "$ROOT" && nvcc -g -O0 -std=c++17 -ccbin mpicxx "${xb[@]}" -I"$NCCL_INC" "$f" -o "$WORK/bin/$base" -lnccl) ;;
     *) (cd "$ROOT" && mpicc -std=gnu11 -g -O0 "${build[@]}" -I"$CUDA_HOME/include" -I"$NCCL_INC" "$f" \
           -o "$WORK/bin/$base" -L"$CUDA_HOME/lib64" -lnccl -lcudart) ;;
-  esac >"$OUT/$base.build.log" 2>&1 || { echo "== $f: BUILD FAILED" >>"$sum"; cat "$OUT/$base.build.log" >>"$sum"; continue; }
+  esac >"$WORK/$base.build.log" 2>&1 || { echo "== $f: BUILD FAILED" >>"$sum"; cat "$WORK/$base.build.log" >>"$sum"; continue; }
   tr=$WORK/traces/$base
   FIXTURE_TIMEOUT_S=10 timeout 60 "$LS" run --trace-dir "$tr" --timeout 5 --policy report -- \
     mpirun -np 2 --allow-run-as-root --bind-to none -x NCCL_NVLS_ENABLE=0 -x FIXTURE_TIMEOUT_S \
