@@ -278,6 +278,15 @@ static void host_name(char *out, size_t cap) {
   snprintf(out, cap, "%s", o && *o ? o : ls_g.hdr->hostname);
 }
 
+/* Rank q's log in communicator `comm`. The name carries an id of the key (a MAC of a
+ * constant no message has the length of): a log left by an earlier run, or written
+ * by a job with another secret, is never read, rather than rejected as foreign. */
+static void log_path(char *out, size_t cap, uint64_t comm, int q) {
+  static const char what[] = "lockstep log name";
+  snprintf(out, cap, "%s/x-%016llx-%016llx-%016llx-r%d.log", g_dir, (unsigned long long)g_job,
+           (unsigned long long)siphash(g_key, what, sizeof what - 1), (unsigned long long)comm, q);
+}
+
 static void notice_off(const char *why, const char *what) {
   if (g_noticed++)
     return;
@@ -418,8 +427,7 @@ static struct ls_online_comm *comm_for(uint64_t id, int rank, int size) {
    * filesystem must not share the mapping (it is not coherent across hosts). */
   snprintf(oc->path, sizeof oc->path, "%s/online-%016llx-%016llx-%016llx.fp", g_dir,
            (unsigned long long)g_host, (unsigned long long)g_job, (unsigned long long)id);
-  snprintf(oc->log, sizeof oc->log, "%s/x-%016llx-%016llx-r%d.log", g_dir,
-           (unsigned long long)g_job, (unsigned long long)id, rank);
+  log_path(oc->log, sizeof oc->log, id, rank);
   size_t sz = LS_HDR_PAGE + (size_t)size * ROW_SIZE;
   int fd = open(oc->path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0) {
@@ -708,8 +716,7 @@ static void dir_status(struct ls_online_comm *oc, const struct ls_fp_status *v) 
 static void rem_reject(struct ls_online_comm *oc, unsigned slot, int p, const char *what) {
   struct ls_remote *rm = oc->rem[slot];
   char path[640];
-  snprintf(path, sizeof path, "%s/x-%016llx-%016llx-r%d.log", g_dir, (unsigned long long)g_job,
-           (unsigned long long)oc->id, p);
+  log_path(path, sizeof path, oc->id, p);
   if (rm->state == 1)
     oc->nread--;
   rm->state = -1;
@@ -725,8 +732,7 @@ static void rem_reject(struct ls_online_comm *oc, unsigned slot, int p, const ch
 static void rem_poll(struct ls_online_comm *oc, unsigned slot, int p, uint64_t now) {
   struct ls_remote *rm = oc->rem[slot];
   char path[640];
-  snprintf(path, sizeof path, "%s/x-%016llx-%016llx-r%d.log", g_dir, (unsigned long long)g_job,
-           (unsigned long long)oc->id, p);
+  log_path(path, sizeof path, oc->id, p);
   int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0)
     return; /* not there yet */
@@ -854,8 +860,9 @@ static void dir_poll(struct ls_online_comm *oc, uint64_t now) {
         x_notice(msg, snprintf(msg, sizeof msg,
                                "lockstep: rank %d: online: rank %d of comm %016llx not seen on "
                                "the side channel after 10 s (on another host, with %s not "
-                               "shared between the hosts?); it is compared through the traces "
-                               "only (`lockstep compare`)\n",
+                               "shared between the hosts, or another LOCKSTEP_JOB_SECRET "
+                               "there?); it is compared through the traces only (`lockstep "
+                               "compare`)\n",
                                oc->rank, p, (unsigned long long)oc->id, g_dir));
       }
     }
@@ -1188,8 +1195,7 @@ static void tick_locked(int idle) {
  * 0 otherwise; *host: the writer's host key. */
 static int log_state(struct ls_online_comm *oc, int q, uint64_t *host) {
   char path[640];
-  snprintf(path, sizeof path, "%s/x-%016llx-%016llx-r%d.log", g_dir, (unsigned long long)g_job,
-           (unsigned long long)oc->id, q);
+  log_path(path, sizeof path, oc->id, q);
   int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0)
     return -1;
@@ -1272,8 +1278,7 @@ void ls_online_shutdown(void) {
         if (!rm || (rm->state != 1 && rm->state != 3))
           continue;
         int q = (oc->rank + k) % oc->size;
-        snprintf(path, sizeof path, "%s/x-%016llx-%016llx-r%d.log", g_dir,
-                 (unsigned long long)g_job, (unsigned long long)oc->id, q);
+        log_path(path, sizeof path, oc->id, q);
         if (log_done(oc, q))
           unlink(path);
       }
