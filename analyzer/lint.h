@@ -101,6 +101,8 @@ typedef struct ls_entity {
   int ncalls;               /* calls seen from analyzed code */
   struct ls_entity *dtor;   /* for record-typed variables: their class's user destructor */
   int fsidx;                /* 1-based bit of the flow-sensitive pass in its function, 0: none */
+  /* an access path base.field of a local or parameter (taint.c): the field as one object holds it */
+  struct ls_entity *pbase, *pfield;
 } ls_entity;
 
 /* ---- nodes: a compact copy of the statements/expressions of function bodies ---- */
