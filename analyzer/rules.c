@@ -21,6 +21,7 @@ static const struct { const char *name; enum ls_role role; } role_names[] = {
     {"src", LS_ROLE_SRC},         {"dst", LS_ROLE_DST},         {"event", LS_ROLE_EVENT},
     {"out_stream", LS_ROLE_OUT_STREAM}, {"stream_flags", LS_ROLE_STREAM_FLAGS}, {"out_ptr", LS_ROLE_OUT_PTR},
     {"entry", LS_ROLE_ENTRY},
+    {"out_comm", LS_ROLE_OUT_COMM}, {"config", LS_ROLE_CONFIG},
 };
 static const struct { const char *name; enum ls_kind kind; } kind_names[] = {
     {"collective", LS_KIND_COLLECTIVE}, {"p2p", LS_KIND_P2P},
@@ -364,6 +365,46 @@ int ls_rules_load(ls_rules *r, ls_arena *a, const char *path) {
   int host = 0;
   if (load_host(r, a, &c, root, &host))
     goto out;
+  /* `success`: the result that means "done, no error" (check_nonblocking.c) */
+  c.key[0] = 0;
+  const char *succ = get_str(&c, root, "success", 0, &err);
+  if (err)
+    goto out;
+  if (succ) {
+    const char **ns = ls_alloc(a, (size_t)(r->nsuccess + 1) * sizeof *ns);
+    for (int k = 0; k < r->nsuccess; k++)
+      ns[k] = r->success[k];
+    ns[r->nsuccess] = ls_strdup(a, succ);
+    r->success = ns;
+    r->nsuccess++;
+  }
+  /* `nonblocking`: {config_field, value, null_config_inherits?} (SCHEMA.md) */
+  const cJSON *nb = cJSON_GetObjectItemCaseSensitive(root, "nonblocking");
+  if (nb) {
+    snprintf(c.key, sizeof c.key, "nonblocking");
+    const cJSON *val = cJSON_GetObjectItemCaseSensitive(nb, "value");
+    const cJSON *inh = cJSON_GetObjectItemCaseSensitive(nb, "null_config_inherits");
+    const char *field = cJSON_IsObject(nb) ? get_str(&c, nb, "config_field", 1, &err) : NULL;
+    if (!cJSON_IsObject(nb)) {
+      fail(&c, "must be an object {config_field, value, null_config_inherits?}");
+      goto out;
+    }
+    if (err)
+      goto out;
+    if (!cJSON_IsNumber(val) || val->valuedouble != (double)(long long)val->valuedouble) {
+      fail(&c, "\"value\" must be an integer");
+      goto out;
+    }
+    if (inh && !cJSON_IsBool(inh)) {
+      fail(&c, "\"null_config_inherits\" must be true or false");
+      goto out;
+    }
+    r->nb_field = ls_strdup(a, field);
+    r->nb_value = (long long)val->valuedouble;
+    r->nb_null_inherits = cJSON_IsTrue(inh);
+    r->nb_success = succ ? ls_strdup(a, succ) : NULL;
+    r->nb_pending = cJSON_IsString(pend) ? ls_strdup(a, pend->valuestring) : NULL;
+  }
   if (!fns && !r->nsrcs && !r->nnoreturn && !host) {
     c.key[0] = 0;
     fail(&c, "no \"functions\", \"rank_sources\" or \"noreturn\": not a lockstep rules file");
