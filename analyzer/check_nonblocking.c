@@ -274,7 +274,20 @@ static void st_init(struct st *s) {
     s->v[i].link = LINK_NONE;
 }
 
-#define JOIN_PTR(a, b) ((a) ? (a) : (b))
+/* a = a ? a : b, noting a change */
+static void join_ptr(ls_node **a, ls_node *b, int *ch) {
+  if (!*a && b) {
+    *a = b;
+    *ch = 1;
+  }
+}
+
+static void join_and(unsigned char *a, unsigned char b, int *ch) {
+  if ((*a & b) != *a) {
+    *a &= b;
+    *ch = 1;
+  }
+}
 
 /* Joins b into a; returns whether a changed. Must-facts intersect, may-facts keep the first
  * cause seen, links climb NONE -> slot -> MANY: the lattice is finite, so rounds terminate. */
@@ -285,38 +298,44 @@ static int st_join(struct st *a, const struct st *b) {
     *a = *b;
     return 1;
   }
-  struct st old = *a;
+  int ch = 0;
   for (int i = 0; i < NB_MAXK; i++)
-    a->cfg[i] &= b->cfg[i];
+    join_and(&a->cfg[i], b->cfg[i], &ch);
   for (int i = 0; i < NB_MAXC; i++) {
     struct comm_st *x = &a->c[i];
     const struct comm_st *y = &b->c[i];
-    x->nb &= y->nb;
-    x->pinit = JOIN_PTR(x->pinit, y->pinit);
-    x->pfin = JOIN_PTR(x->pfin, y->pfin);
-    if (!x->err) {
+    join_and(&x->nb, y->nb, &ch);
+    join_ptr(&x->pinit, y->pinit, &ch);
+    join_ptr(&x->pfin, y->pfin, &ch);
+    if (!x->err && y->err) {
       x->err = y->err;
       x->errat = y->errat;
+      ch = 1;
     }
   }
   for (int i = 0; i < NB_MAXV; i++) {
     struct var_st *x = &a->v[i];
     const struct var_st *y = &b->v[i];
     if (x->link == LINK_NONE) {
-      x->link = y->link;
-      x->vk = y->vk;
-    } else if (y->link != LINK_NONE && (y->link != x->link || y->vk != x->vk)) {
+      if (y->link != LINK_NONE) {
+        x->link = y->link;
+        x->vk = y->vk;
+        ch = 1;
+      }
+    } else if (x->link != LINK_MANY && y->link != LINK_NONE && (y->link != x->link || y->vk != x->vk)) {
       x->link = LINK_MANY;
+      ch = 1;
     }
-    x->facts &= y->facts;
-    x->src = JOIN_PTR(x->src, y->src);
-    x->unex = JOIN_PTR(x->unex, y->unex);
-    if (!x->tu) {
+    join_and(&x->facts, y->facts, &ch);
+    join_ptr(&x->src, y->src, &ch);
+    join_ptr(&x->unex, y->unex, &ch);
+    if (!x->tu && y->tu) {
       x->tu = y->tu;
       x->tuat = y->tuat;
+      ch = 1;
     }
   }
-  return memcmp(&old, a, sizeof old) != 0;
+  return ch;
 }
 
 static void reset_var(struct var_st *v) {

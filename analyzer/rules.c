@@ -403,7 +403,7 @@ int ls_rules_load(ls_rules *r, ls_arena *a, const char *path) {
     r->nb_value = (long long)val->valuedouble;
     r->nb_null_inherits = cJSON_IsTrue(inh);
     r->nb_success = succ ? ls_strdup(a, succ) : NULL;
-    r->nb_pending = cJSON_IsString(pend) ? ls_strdup(a, pend->valuestring) : NULL;
+    r->nb_pending = pend && cJSON_IsString(pend) ? ls_strdup(a, pend->valuestring) : NULL;
   }
   if (!fns && !r->nsrcs && !r->nnoreturn && !host) {
     c.key[0] = 0;
