@@ -190,3 +190,26 @@ void warn_finalize_then_destroy(ncclComm_t parent, int rank) {
   ncclCommFinalize(c);
   ncclCommDestroy(c); // expected-warning{{nonblocking-not-ready}}
 }
+
+/* ncclCommShrink and ncclCommInitRankScalable create communicators the same way. */
+void warn_shrink_and_scalable(ncclComm_t parent, int n, ncclUniqueId *ids, int rank, float *b, cudaStream_t s) {
+  ncclComm_t small, big;
+  ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
+  int excluded = n - 1;
+  cfg.blocking = 0;
+  ncclCommShrink(parent, &excluded, 1, &small, &cfg, NCCL_SHRINK_DEFAULT);
+  ncclBroadcast(b, b, 1, ncclFloat, 0, small, s); // expected-warning{{nonblocking-not-ready}}
+  ncclCommInitRankScalable(&big, n, rank, 1, ids, &cfg);
+  ncclReduce(b, b, 1, ncclFloat, ncclSum, 0, big, s); // expected-warning{{nonblocking-not-ready}}
+}
+
+/* A config passed to another function may have been changed there: not known non-blocking. */
+void set_up(ncclConfig_t *cfg);
+void good_config_escapes(ncclComm_t parent, int rank, float *b, cudaStream_t s) {
+  ncclComm_t c;
+  ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
+  cfg.blocking = 0;
+  set_up(&cfg);
+  ncclCommSplit(parent, 0, rank, &c, &cfg);
+  ncclAllReduce(b, b, 1, ncclFloat, ncclSum, c, s);
+}
