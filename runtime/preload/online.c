@@ -278,13 +278,19 @@ static void host_name(char *out, size_t cap) {
   snprintf(out, cap, "%s", o && *o ? o : ls_g.hdr->hostname);
 }
 
-/* Rank q's log in communicator `comm`. The name carries an id of the key (a MAC of a
- * constant no message has the length of): a log left by an earlier run, or written
- * by a job with another secret, is never read, rather than rejected as foreign. */
+/* File names carry an id of the key (a MAC of a constant no message has the length
+ * of): a file left by an earlier run (killed, same trace directory and launcher ids)
+ * or written by a job with another secret is never opened, rather than rejected as
+ * foreign — which would turn the check off — or, with the same secret, trusted. */
+static uint64_t key_id(void) {
+  static const char what[] = "lockstep file name";
+  return siphash(g_key, what, sizeof what - 1);
+}
+
+/* Rank q's log in communicator `comm`. */
 static void log_path(char *out, size_t cap, uint64_t comm, int q) {
-  static const char what[] = "lockstep log name";
   snprintf(out, cap, "%s/x-%016llx-%016llx-%016llx-r%d.log", g_dir, (unsigned long long)g_job,
-           (unsigned long long)siphash(g_key, what, sizeof what - 1), (unsigned long long)comm, q);
+           (unsigned long long)key_id(), (unsigned long long)comm, q);
 }
 
 static void notice_off(const char *why, const char *what) {
@@ -425,8 +431,9 @@ static struct ls_online_comm *comm_for(uint64_t id, int rank, int size) {
   oc->size = size;
   /* The host is in the name: ranks elsewhere sharing that directory over a network
    * filesystem must not share the mapping (it is not coherent across hosts). */
-  snprintf(oc->path, sizeof oc->path, "%s/online-%016llx-%016llx-%016llx.fp", g_dir,
-           (unsigned long long)g_host, (unsigned long long)g_job, (unsigned long long)id);
+  snprintf(oc->path, sizeof oc->path, "%s/online-%016llx-%016llx-%016llx-%016llx.fp", g_dir,
+           (unsigned long long)g_host, (unsigned long long)g_job, (unsigned long long)key_id(),
+           (unsigned long long)id);
   log_path(oc->log, sizeof oc->log, id, rank);
   size_t sz = LS_HDR_PAGE + (size_t)size * ROW_SIZE;
   int fd = open(oc->path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
