@@ -323,15 +323,36 @@ static void spawn_site(ls_program *p, ls_func *s, ls_block *k, int i, ls_node *c
 
 /* ---- thread regions (#pragma omp parallel ...): wrapped statements, see tu.c ---- */
 
-static int is_region(const ls_program *p, const ls_node *n) {
-  if (n->kind != CXCursor_UnexposedStmt || !n->text || n->nkids != 1)
+static void collect_nodes(ls_node *n, ls_vec *v);
+
+static int pragma_in(const char **list, int n, const ls_node *w) {
+  if (w->kind != CXCursor_UnexposedStmt || !w->text || w->nkids != 1)
     return 0;
-  for (int i = 0; i < p->rules->nregions; i++) {
-    size_t k = strlen(p->rules->regions[i]);
-    if (!strncmp(n->text, p->rules->regions[i], k) && (!n->text[k] || n->text[k] == ' ' || n->text[k] == '('))
+  for (int i = 0; i < n; i++) {
+    size_t k = strlen(list[i]);
+    if (!strncmp(w->text, list[i], k) && (!w->text[k] || w->text[k] == ' ' || w->text[k] == '('))
       return 1;
   }
   return 0;
+}
+
+static int is_region(const ls_program *p, const ls_node *n) {
+  return pragma_in(p->rules->regions, p->rules->nregions, n);
+}
+
+/* The statements under `omp master`-like pragmas inside n: run by the primary thread, the
+ * one that reached the region, so their group calls pair with that thread's own. */
+static void collect_primary(const ls_program *p, ls_node *n, ls_vec *v) {
+  if (!n)
+    return;
+  if (pragma_in(p->rules->primary_regions, p->rules->nprimary, n)) {
+    collect_nodes(n, v);
+    return;
+  }
+  if (is_region(p, n))
+    return; /* a nested team has primary threads of its own */
+  for (unsigned i = 0; i < n->nkids; i++)
+    collect_primary(p, n->kids[i], v);
 }
 
 static void collect_nodes(ls_node *n, ls_vec *v) {
@@ -358,15 +379,19 @@ static int cmp_ritem(const void *a, const void *b) {
 }
 
 static void region(ls_program *p, ls_func *f, ls_node *reg, ls_vec *out) {
-  ls_vec nodes = {0};
+  ls_vec nodes = {0}, primary = {0};
   collect_nodes(reg->kids[0], &nodes);
   qsort(nodes.v, nodes.n, sizeof *nodes.v, cmp_ptr);
+  collect_primary(p, reg->kids[0], &primary);
+  if (primary.n)
+    qsort(primary.v, primary.n, sizeof *primary.v, cmp_ptr);
   struct ritem *it = NULL;
   size_t nit = 0, cap = 0;
   for (int b = 0; b < f->nblocks; b++)
     for (int i = 0; i < f->blocks[b]->nitems; i++) {
       ls_node *n = f->blocks[b]->items[i];
-      if (!n->line || !in_sorted((ls_node **)nodes.v, nodes.n, n))
+      if (!n->line || !in_sorted((ls_node **)nodes.v, nodes.n, n) ||
+          (primary.n && in_sorted((ls_node **)primary.v, primary.n, n)))
         continue;
       if (nit == cap) {
         cap = cap ? 2 * cap : 16;
@@ -378,6 +403,7 @@ static void region(ls_program *p, ls_func *f, ls_node *reg, ls_vec *out) {
     }
   if (!nit) {
     free(nodes.v);
+    free(primary.v);
     free(it);
     return;
   }
@@ -397,9 +423,9 @@ static void region(ls_program *p, ls_func *f, ls_node *reg, ls_vec *out) {
   if (closes_outer && OPEN_BITS(m0) && m0 && f->entry->gin) {
     ls_node *opened = start_before(f, it[0].n);
     snprintf(msg, sizeof msg,
-             "'%s' runs on every thread of the team of '#pragma %s' (line %u), but the group was opened before the "
-             "region by one thread: group state is thread-local, so on the other threads the depth goes below zero "
-             "(the call fails)",
+             "'%s' in '#pragma %s' (line %u) runs on threads of the team other than the one that opened the "
+             "group before the region: group state is thread-local, so there the depth goes below zero (the call "
+             "fails) and the opening thread's group is not closed by them",
              closes_outer->text ? closes_outer->text : "?", reg->text, reg->line);
     ls_finding *fd = report(p, f, out, "group-across-threads", closes_outer, msg, "region-closes-outer");
     if (fd) {
@@ -432,6 +458,7 @@ static void region(ls_program *p, ls_func *f, ls_node *reg, ls_vec *out) {
     }
   }
   free(nodes.v);
+  free(primary.v);
   free(it);
 }
 
@@ -773,7 +800,10 @@ static int step(struct walk *w, ls_node *n, struct wstate *st) {
   const char *k = kind_of(n);
   if (k) {
     int sync = 0;
-    if (!strcmp(k, "device_sync"))
+    /* finalize flushes the communicator's work, destroy finalizes, abort and revoke stop it:
+     * past them the collective is no longer in flight as issued */
+    if (!strcmp(k, "device_sync") || !strcmp(k, "comm_finalize") || !strcmp(k, "comm_destroy") ||
+        !strcmp(k, "comm_abort") || !strcmp(k, "comm_revoke"))
       sync = 1;
     else if (!strcmp(k, "stream_sync") || !strcmp(k, "stream_query")) {
       ls_node *s = arg_role(n, LS_ROLE_STREAM);

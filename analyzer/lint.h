@@ -66,6 +66,7 @@ typedef struct ls_rules {
    * the stream-creation flag bit that makes a stream non-blocking, and the stream handle
    * values that name the legacy / per-thread default stream (-1: not given) */
   const char **regions; int nregions;
+  const char **primary_regions; int nprimary; /* run by the team's primary thread only ("omp master") */
   long long nonblocking_flag;
   long long *legacy_streams; int nlegacy;
   long long *per_thread_streams; int nper_thread;

@@ -217,24 +217,30 @@ static int load_ints(ls_arena *a, struct ctx *c, const cJSON *arr, long long **v
 }
 
 /* rules/host.json's top-level keys for check_threads.c: `thread_regions` (pragmas whose
- * statement runs on other threads), `stream_nonblocking_flag`, `default_streams`. */
+ * statement runs on other threads), `primary_thread_regions` (inside those, on the primary
+ * thread only), `stream_nonblocking_flag`, `default_streams`. */
 static int load_host(ls_rules *r, ls_arena *a, struct ctx *c, const cJSON *root, int *found) {
-  const cJSON *reg = cJSON_GetObjectItemCaseSensitive(root, "thread_regions");
-  if (reg) {
+  static const char *keys[2] = {"thread_regions", "primary_thread_regions"};
+  const char ***lists[2] = {&r->regions, &r->primary_regions};
+  int *counts[2] = {&r->nregions, &r->nprimary};
+  for (int l = 0; l < 2; l++) {
+    const cJSON *reg = cJSON_GetObjectItemCaseSensitive(root, keys[l]);
+    if (!reg)
+      continue;
     *found = 1;
-    snprintf(c->key, sizeof c->key, "thread_regions");
+    snprintf(c->key, sizeof c->key, "%s", keys[l]);
     if (!cJSON_IsArray(reg))
       return fail(c, "must be an array of strings");
-    const char **nr = ls_alloc(a, (size_t)(r->nregions + cJSON_GetArraySize(reg) + 1) * sizeof *nr);
-    for (int k = 0; k < r->nregions; k++)
-      nr[k] = r->regions[k];
+    const char **nr = ls_alloc(a, (size_t)(*counts[l] + cJSON_GetArraySize(reg) + 1) * sizeof *nr);
+    for (int k = 0; k < *counts[l]; k++)
+      nr[k] = (*lists[l])[k];
     const cJSON *it;
     cJSON_ArrayForEach(it, reg) {
       if (!cJSON_IsString(it) || !it->valuestring[0])
         return fail(c, "must hold only non-empty strings");
-      nr[r->nregions++] = ls_strdup(a, it->valuestring);
+      nr[(*counts[l])++] = ls_strdup(a, it->valuestring);
     }
-    r->regions = nr;
+    *lists[l] = nr;
   }
   const cJSON *nb = cJSON_GetObjectItemCaseSensitive(root, "stream_nonblocking_flag");
   if (nb) {

@@ -561,9 +561,10 @@ static ls_node *conv_inner(struct conv *c, CXCursor cur) {
  * node that starts on the line after such a pragma is its statement, wrapped in an
  * UnexposedStmt node whose text is the pragma ("omp parallel num_threads(2)"). */
 static int region_pragma(const ls_rules *r, const char *t) {
-  for (int i = 0; i < r->nregions; i++) {
-    size_t k = strlen(r->regions[i]);
-    if (!strncmp(t, r->regions[i], k) && (!t[k] || t[k] == ' ' || t[k] == '('))
+  for (int i = 0; i < r->nregions + r->nprimary; i++) {
+    const char *g = i < r->nregions ? r->regions[i] : r->primary_regions[i - r->nregions];
+    size_t k = strlen(g);
+    if (!strncmp(t, g, k) && (!t[k] || t[k] == ' ' || t[k] == '('))
       return 1;
   }
   return 0;
@@ -715,7 +716,7 @@ static void conv_function(struct conv *c, CXCursor cur, ls_entity *ent, const ch
   }
   ls_vec_push(&c->p->funcs, f);
   ls_func *outer = c->fn;
-  if (c->p->rules->nregions && !outer) { /* a lambda keeps its enclosing function's file */
+  if ((c->p->rules->nregions || c->p->rules->nprimary) && !outer) { /* a lambda keeps its enclosing function's file */
     CXFile ff;
     clang_getExpansionLocation(clang_getCursorLocation(cur), &ff, NULL, NULL, NULL);
     c->cur_pf = ff ? scan_pragmas(c, ff) : NULL;

@@ -51,3 +51,26 @@ void not_a_region(ncclComm_t comm, cudaStream_t s, float *buf) {
     ncclAllReduce(buf + i, buf + i, 8, ncclFloat, ncclSum, comm, s);
   ncclGroupEnd();
 }
+
+void primary_thread_group(ncclComm_t comm, cudaStream_t s, float *buf) {
+  ncclGroupStart();
+#pragma omp parallel
+  {
+#pragma omp master
+    ncclAllReduce(buf, buf, 8, ncclFloat, ncclSum, comm, s);
+#pragma omp masked
+    {
+      ncclGroupEnd(); /* the primary thread is the one that opened the group */
+    }
+  }
+}
+
+void single_is_any_thread(ncclComm_t comm, cudaStream_t s, float *buf) {
+  ncclGroupStart();
+  ncclAllReduce(buf, buf, 8, ncclFloat, ncclSum, comm, s);
+#pragma omp parallel
+  {
+#pragma omp single
+    ncclGroupEnd(); // expected-warning{{group-across-threads}}
+  }
+}
