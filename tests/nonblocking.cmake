@@ -31,6 +31,10 @@ if(LOCKSTEP_ANALYZER AND TARGET lockstep)
            COMMAND $<TARGET_FILE:lockstep> lint --verify ${CMAKE_CURRENT_SOURCE_DIR}/nonblocking/cases.c
                    -- -I${_nb_cuda_inc})
   set_tests_properties(nonblocking.cases PROPERTIES TIMEOUT 60 LABELS "analyzer;nonblocking")
+  add_test(NAME nonblocking.helper_across_tus
+           COMMAND $<TARGET_FILE:lockstep> lint --verify ${CMAKE_CURRENT_SOURCE_DIR}/nonblocking/helper_tu_a.c
+                   ${CMAKE_CURRENT_SOURCE_DIR}/nonblocking/helper_tu_b.c -- -I${_nb_cuda_inc})
+  set_tests_properties(nonblocking.helper_across_tus PROPERTIES TIMEOUT 60 LABELS "analyzer;nonblocking")
   add_test(NAME nonblocking.rules_bad_key
            COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/analyzer/expect.sh 2
                    "bad_nonblocking\\.json: error: nonblocking: \"value\" must be an integer"
