@@ -13,6 +13,7 @@
 
 #include "contracts.h"
 #include "lint.h"
+#include "xalloc.h"
 
 ls_node *ls_ct_unwrap(ls_node *n) {
   while (n && (n->kind == CXCursor_ParenExpr || n->kind == CXCursor_UnexposedExpr) && n->nkids == 1)
@@ -116,9 +117,7 @@ static struct held *held_get(struct helds *h, ls_entity *e) {
       return &h->v[i];
   if (h->n == h->cap) {
     h->cap = h->cap ? 2 * h->cap : 8;
-    h->v = realloc(h->v, (size_t)h->cap * sizeof *h->v);
-    if (!h->v)
-      abort();
+    h->v = ls_xrealloc(h->v, (size_t)h->cap * sizeof *h->v);
   }
   h->v[h->n] = (struct held){e, NULL, 0};
   return &h->v[h->n++];

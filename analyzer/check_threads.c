@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "lint.h"
+#include "xalloc.h"
 
 /* ---- small helpers (node shapes as check_contracts.c sees them) ---- */
 
@@ -395,9 +396,7 @@ static void region(ls_program *p, ls_func *f, ls_node *reg, ls_vec *out) {
         continue;
       if (nit == cap) {
         cap = cap ? 2 * cap : 16;
-        it = realloc(it, cap * sizeof *it);
-        if (!it)
-          abort();
+        it = ls_xrealloc(it, cap * sizeof *it);
       }
       it[nit++] = (struct ritem){f->blocks[b], i, n};
     }
@@ -490,9 +489,7 @@ static struct fact *fact_get(struct facts *F, ls_entity *e, int add) {
     return NULL;
   if (F->n == F->cap) {
     F->cap = F->cap ? 2 * F->cap : 16;
-    F->v = realloc(F->v, F->cap * sizeof *F->v);
-    if (!F->v)
-      abort();
+    F->v = ls_xrealloc(F->v, F->cap * sizeof *F->v);
   }
   memset(&F->v[F->n], 0, sizeof F->v[0]);
   F->v[F->n].e = e;
@@ -632,9 +629,7 @@ static int may_sync(ls_func *f, struct msyncs *M) {
       return M->v[i].v; /* -1 while being computed: a cycle adds nothing */
   if (M->n == M->cap) {
     M->cap = M->cap ? 2 * M->cap : 32;
-    M->v = realloc(M->v, M->cap * sizeof *M->v);
-    if (!M->v)
-      abort();
+    M->v = ls_xrealloc(M->v, M->cap * sizeof *M->v);
   }
   size_t at = M->n++;
   M->v[at] = (struct msync){f, 0};
@@ -928,9 +923,7 @@ static void completion_walk(struct walk *w, struct wmem *wm, ls_block *k0, int i
       wm->seen[(size_t)t->id * MAXS + wm->nseen[t->id]++] = st;
       if (sp == wm->cap) {
         wm->cap *= 2;
-        wm->stack = realloc(wm->stack, wm->cap * sizeof *wm->stack);
-        if (!wm->stack)
-          abort();
+        wm->stack = ls_xrealloc(wm->stack, wm->cap * sizeof *wm->stack);
       }
       wm->stack[sp++] = (struct witem){t, 0, st};
     }

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "lint.h"
+#include "xalloc.h"
 
 #define HB 0x100000001b3ull /* base of the sequence hash (odd) */
 
@@ -67,9 +68,7 @@ static void sb_add(struct sbuf *b, const char *t) {
   size_t k = strlen(t);
   if (b->n + k + 1 > b->cap) {
     b->cap = (b->n + k + 1) * 2;
-    b->s = realloc(b->s, b->cap);
-    if (!b->s)
-      abort();
+    b->s = ls_xrealloc(b->s, b->cap);
   }
   memcpy(b->s + b->n, t, k + 1);
   b->n += k;

@@ -11,6 +11,7 @@
 
 #include "integ.h"
 #include "lint.h"
+#include "xalloc.h"
 
 static const struct { const char *name; enum ls_role role; } role_names[] = {
     {"sendbuf", LS_ROLE_SENDBUF}, {"recvbuf", LS_ROLE_RECVBUF}, {"count", LS_ROLE_COUNT},
@@ -270,12 +271,7 @@ static int load_host(ls_rules *r, ls_arena *a, struct ctx *c, const cJSON *root,
 }
 
 static void *grow(void *old, int n, size_t size) {
-  void *p = realloc(old, (size_t)(n + 1) * size);
-  if (!p) {
-    fputs("lockstep: out of memory\n", stderr);
-    abort();
-  }
-  return p;
+  return ls_xrealloc(old, (size_t)(n + 1) * size);
 }
 
 int ls_rules_load(ls_rules *r, ls_arena *a, const char *path) {

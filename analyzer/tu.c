@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "lint.h"
+#include "xalloc.h"
 
 /* ---- entity table (open addressing on USR strings) ---- */
 struct ls_enthash {
@@ -247,9 +248,7 @@ static enum CXChildVisitResult collect(CXCursor cur, CXCursor parent, CXClientDa
     return CXChildVisit_Continue;
   if (k->n == k->cap) {
     k->cap = k->cap ? 2 * k->cap : 8;
-    k->v = realloc(k->v, k->cap * sizeof *k->v);
-    if (!k->v)
-      abort();
+    k->v = ls_xrealloc(k->v, k->cap * sizeof *k->v);
   }
   k->v[k->n++] = cur;
   return CXChildVisit_Continue;
@@ -574,9 +573,7 @@ static struct pragfile *scan_pragmas(struct conv *c, CXFile file) {
   for (int i = 0; i < c->npf; i++)
     if (c->pf[i].file == file)
       return &c->pf[i];
-  c->pf = realloc(c->pf, (size_t)(c->npf + 1) * sizeof *c->pf);
-  if (!c->pf)
-    abort();
+  c->pf = ls_xrealloc(c->pf, (size_t)(c->npf + 1) * sizeof *c->pf);
   struct pragfile *pf = &c->pf[c->npf++];
   memset(pf, 0, sizeof *pf);
   pf->file = file;
@@ -630,9 +627,7 @@ static struct pragfile *scan_pragmas(struct conv *c, CXFile file) {
         n--;
       text[n] = 0;
       if (!strncmp(text, "pragma ", 7) && region_pragma(c->p->rules, text + 7)) {
-        pf->v = realloc(pf->v, (size_t)(pf->n + 1) * sizeof *pf->v);
-        if (!pf->v)
-          abort();
+        pf->v = ls_xrealloc(pf->v, (size_t)(pf->n + 1) * sizeof *pf->v);
         open = &pf->v[pf->n++];
         *open = (struct prag){here, 0, ls_strdup(c->p->arena, text + 7), 0};
       }

@@ -16,3 +16,16 @@ foreach(t threads fork signals exit abort)
   set_tests_properties(runtime_stress_${t} PROPERTIES TIMEOUT 120 ENVIRONMENT "${LS_STRESS_ENV}"
                        SKIP_RETURN_CODE 77 LABELS stress)
 endforeach()
+
+# The commands' out-of-memory policy (runtime/tools/xalloc.h) under a realloc-failing shim.
+add_library(ls_fail_realloc SHARED ${LS_RT_DIR}/fail_realloc.c)
+set_target_properties(ls_fail_realloc PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${LS_RT_BIN})
+target_compile_options(ls_fail_realloc PRIVATE ${LOCKSTEP_WARNINGS})
+target_link_libraries(ls_fail_realloc PRIVATE ${CMAKE_DL_LIBS})
+set(LS_OOM_ENV ${LS_RT_ENV} "LS_FAILREALLOC=$<TARGET_FILE:ls_fail_realloc>")
+if(LOCKSTEP_ANALYZER)
+  list(APPEND LS_OOM_ENV "LS_LINT_FIXTURE=${PROJECT_SOURCE_DIR}/fixtures/nccl/abort_one_rank.c")
+endif()
+add_test(NAME tools.oom_realloc COMMAND sh ${LS_RT_DIR}/t_oom_realloc.sh)
+set_tests_properties(tools.oom_realloc PROPERTIES TIMEOUT 120 ENVIRONMENT "${LS_OOM_ENV}"
+                     SKIP_RETURN_CODE 77)

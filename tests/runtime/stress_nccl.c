@@ -312,6 +312,10 @@ static void run_threads(int nthreads, int ncomms, long n, int ordered) {
   }
   write_log(comms, ncomms, records);
   printf("threads %d comms %d records %ld\n", nthreads, ncomms, records);
+  for (int c = 0; c < ncomms; c++)
+    free(comms[c].log);
+  free(comms);
+  free(ws);
 }
 
 /* ---- fork K ---------------------------------------------------------------------- */
@@ -541,6 +545,10 @@ static void run_signals(int nthreads, long n, int hang) {
   for (int t = 0; t < nthreads; t++)
     comms[t] = g_sw[t].sc;
   write_log(comms, nthreads, records);
+  for (int t = 0; t < nthreads; t++)
+    free(g_sw[t].sc.log);
+  free(comms);
+  free(g_sw);
   long na = __atomic_load_n(&g_alrm, __ATOMIC_RELAXED), nu = __atomic_load_n(&g_usr1, __ATOMIC_RELAXED);
   printf("signals alrm %ld usr1 %ld\n", na, nu);
   if (na < 100 || nu < 100)
@@ -644,6 +652,9 @@ static void run_abort(int nthreads, long n) {
   /* init x2, abort, calls */
   write_log(comms, 2, 3 + (long)comms[0].nlog + (long)comms[1].nlog);
   printf("abort ok %ld failed %ld\n", ok, bad);
+  free(comms[0].log);
+  free(comms[1].log);
+  free(ws);
 }
 
 /* wdabort: the watchdog's policy abort (LOCKSTEP_POLICY=abort) on a hung
