@@ -717,6 +717,8 @@ static void dir_status(struct ls_online_comm *oc, const struct ls_fp_status *v) 
   oc->d_flags = v->flags;
   struct ls_fp_status c = *v;
   c.mac = 0;
+  if (oc->dn && oc->dbuf[oc->dn - 1].type == DR_STATUS)
+    oc->dn--; /* not written yet: the newer status replaces it (one per batch at most) */
   dir_queue(oc, DR_STATUS, &c, sizeof c);
 }
 
