@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "lint.h"
+#include "split_comm.h"
 #include "xalloc.h"
 
 #define HB 0x100000001b3ull /* base of the sequence hash (odd) */
@@ -585,6 +586,16 @@ static void check_branch(struct ctx *c, ls_block *b) {
   }
   if (!at)
     return; /* the difference lies in paths that do not return; nothing to point at */
+  if (!b->is_loop) { /* on communicators split by this very condition: whole groups agree */
+    ls_node *all[2 * MAXEV];
+    int na = 0;
+    for (int j = 0; j < la.n; j++)
+      all[na++] = la.v[j];
+    for (int j = 0; j < lb.n; j++)
+      all[na++] = lb.v[j];
+    if (ls_split_guarded(c->p, b->cond, all, na))
+      return;
+  }
   ls_node *cn = b->cond;
   char msg[1024], sa[400], sb[400];
   const char *what = is_coll(at) ? "collective" : "call to";

@@ -22,7 +22,7 @@ static const struct { const char *name; enum ls_role role; } role_names[] = {
     {"src", LS_ROLE_SRC},         {"dst", LS_ROLE_DST},         {"event", LS_ROLE_EVENT},
     {"out_stream", LS_ROLE_OUT_STREAM}, {"stream_flags", LS_ROLE_STREAM_FLAGS}, {"out_ptr", LS_ROLE_OUT_PTR},
     {"entry", LS_ROLE_ENTRY},
-    {"out_comm", LS_ROLE_OUT_COMM}, {"config", LS_ROLE_CONFIG},
+    {"out_comm", LS_ROLE_OUT_COMM}, {"config", LS_ROLE_CONFIG}, {"color", LS_ROLE_COLOR},
 };
 static const struct { const char *name; enum ls_kind kind; } kind_names[] = {
     {"collective", LS_KIND_COLLECTIVE}, {"p2p", LS_KIND_P2P},
