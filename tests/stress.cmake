@@ -29,3 +29,11 @@ endif()
 add_test(NAME tools.oom_realloc COMMAND sh ${LS_RT_DIR}/t_oom_realloc.sh)
 set_tests_properties(tools.oom_realloc PROPERTIES TIMEOUT 120 ENVIRONMENT "${LS_OOM_ENV}"
                      SKIP_RETURN_CODE 77)
+
+# fallocate interrupted by a signal (EINTR) while the recorder reserves blocks.
+add_library(ls_eintr_shim SHARED ${LS_RT_DIR}/eintr_shim.c)
+set_target_properties(ls_eintr_shim PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${LS_RT_BIN})
+target_compile_options(ls_eintr_shim PRIVATE ${LOCKSTEP_WARNINGS})
+add_test(NAME runtime_stress_eintr COMMAND sh ${LS_RT_DIR}/t_stress_eintr.sh)
+set_tests_properties(runtime_stress_eintr PROPERTIES TIMEOUT 60 SKIP_RETURN_CODE 77 LABELS stress
+                     ENVIRONMENT "${LS_RT_ENV};LS_EINTRSHIM=$<TARGET_FILE:ls_eintr_shim>")

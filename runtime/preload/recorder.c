@@ -420,7 +420,10 @@ static int trace_open(void) {
   ls_g.reserve_failed = 0;
   ls_g.reserve_unsupported = 0;
   ls_g.map_size = size;
-  if (fallocate(fd, 0, 0, (off_t)rec_off) != 0) {
+  int fa;
+  while ((fa = fallocate(fd, 0, 0, (off_t)rec_off)) != 0 && errno == EINTR)
+    ; /* a signal came in (the program's timers): not a full disk */
+  if (fa != 0) {
     if (errno == EOPNOTSUPP || errno == ENOSYS)
       ls_g.reserve_unsupported = 1;
     else {
@@ -488,6 +491,8 @@ int ls_trace_reserve(uint64_t upto) {
     if (fallocate(ls_g.fd, 0, (off_t)(ls_g.hdr->records_offset + have * LS_TRACE_RECORD_SIZE),
                   (off_t)((upto - have) * LS_TRACE_RECORD_SIZE)) == 0)
       break;
+    if (errno == EINTR)
+      continue; /* interrupted by a signal: not a full disk */
     if (errno == EOPNOTSUPP || errno == ENOSYS) {
       ls_g.reserve_unsupported = 1;
       __atomic_store_n(&ls_g.backed, ls_g.capacity, __ATOMIC_RELEASE);
