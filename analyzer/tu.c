@@ -631,7 +631,37 @@ static struct pragfile *scan_pragmas(struct conv *c, CXFile file) {
         open = &pf->v[pf->n++];
         *open = (struct prag){here, 0, ls_strdup(c->p->arena, text + 7), 0};
       }
-    } else if (open && t < eol && !(eol - t >= 2 && t[0] == '/' && (t[1] == '/' || t[1] == '*'))) {
+    } else if (open && t < eol && eol - t >= 2 && t[0] == '/' && t[1] == '*') {
+      /* a block comment between the pragma and its statement: skip to its end */
+      const char *x = t + 2;
+      while (x < e) {
+        const char *star = memchr(x, '*', (size_t)(e - x));
+        if (!star || star + 1 >= e) {
+          x = e;
+          break;
+        }
+        if (star[1] == '/') {
+          x = star + 2;
+          break;
+        }
+        x = star + 1;
+      }
+      for (const char *y = eol; y < x && y < e; y++) /* the lines it spans */
+        if (*y == '\n') {
+          line++;
+          eol = memchr(y + 1, '\n', (size_t)(e - y - 1));
+          if (!eol)
+            eol = e;
+          y = eol - 1;
+        }
+      const char *rest = x; /* code after the comment on its last line */
+      while (rest < eol && (*rest == ' ' || *rest == '\t'))
+        rest++;
+      if (rest < eol && !(eol - rest >= 2 && rest[0] == '/' && rest[1] == '/')) {
+        open->body = line;
+        open = NULL;
+      }
+    } else if (open && t < eol && !(eol - t >= 2 && t[0] == '/' && t[1] == '/')) {
       open->body = here; /* the first line of code after the pragma */
       open = NULL;
     }

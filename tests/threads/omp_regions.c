@@ -74,3 +74,19 @@ void single_is_any_thread(ncclComm_t comm, cudaStream_t s, float *buf) {
     ncclGroupEnd(); // expected-warning{{group-across-threads}}
   }
 }
+
+void comment_before_statement(ncclComm_t comm, cudaStream_t s, float *buf) {
+#pragma omp parallel
+  /* every thread of the team
+   * opens a group here */
+  ncclGroupStart();
+  ncclAllReduce(buf, buf, 8, ncclFloat, ncclSum, comm, s);
+  ncclGroupEnd(); // expected-warning{{group-across-threads}}
+}
+
+void comment_then_code(ncclComm_t comm, cudaStream_t s, float *buf) {
+#pragma omp parallel
+  /* one line */ ncclGroupStart();
+  ncclAllReduce(buf, buf, 8, ncclFloat, ncclSum, comm, s);
+  ncclGroupEnd(); // expected-warning{{group-across-threads}}
+}
