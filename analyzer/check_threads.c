@@ -210,44 +210,47 @@ static int in_sorted(ls_node **v, size_t n, const ls_node *x) {
   return 0;
 }
 
-/* The first group end on some path from item i0 of block k0 (excluded), ignoring the nodes
- * in `skip` (sorted: a region's own items); with need_zero, only one that can take the depth
- * below zero. */
+/* The first group end on some path from item i0 of block k0 (excluded) that closes a group
+ * opened before that point (an end after a start on the same path closes that start),
+ * ignoring the nodes in `skip` (sorted: a region's own items); with need_zero, only one that
+ * can take the function's depth below zero. */
 static ls_node *first_end_below(const ls_func *f, ls_block *k0, int i0, int need_zero, ls_node **skip, size_t nskip) {
   char *seen = calloc((size_t)f->nblocks, 1);
-  ls_block **stack = malloc(((size_t)f->nblocks + 1) * sizeof *stack);
+  struct fitem { ls_block *k; int from, opened; } *stack = malloc(((size_t)f->nblocks + 1) * sizeof *stack);
   if (!seen || !stack)
     abort();
   ls_node *found = NULL;
   int sp = 0;
-  ls_block *k = k0;
-  int from = i0 + 1;
-  for (;;) {
-    int stop = 0;
-    uint32_t m = mask_before(k, from);
-    for (int i = from; i < k->nitems && !stop && !found; i++) {
+  stack[sp++] = (struct fitem){k0, i0 + 1, 0};
+  while (sp && !found) {
+    struct fitem cur = stack[--sp];
+    ls_block *k = cur.k;
+    int stop = 0, opened = cur.opened;
+    uint32_t m = mask_before(k, cur.from);
+    for (int i = cur.from; i < k->nitems && !stop; i++) {
       ls_node *n = k->items[i];
       int d = ls_group_delta(n);
-      if (d < 0 && !in_sorted(skip, nskip, n)) {
-        if (!need_zero || ZERO_BIT(m))
-          found = n;
-        stop = 1; /* the first end on this path is the one that closes */
+      if (d && !in_sorted(skip, nskip, n)) {
+        if (d > 0) {
+          opened += d;
+        } else if (opened > 0) {
+          opened += d < -opened ? -opened : d;
+        } else {
+          if (!need_zero || ZERO_BIT(m))
+            found = n;
+          stop = 1; /* this end closes the group in question, or a deeper one of this function */
+        }
       }
       if (d)
         m = shift(m, d);
     }
-    if (found)
-      break;
-    if (!stop)
-      for (int s = 0; s < k->nsucc; s++)
-        if (!seen[k->succ[s]->id]) {
-          seen[k->succ[s]->id] = 1;
-          stack[sp++] = k->succ[s];
-        }
-    if (!sp)
-      break;
-    k = stack[--sp];
-    from = 0;
+    if (stop)
+      continue;
+    for (int s = 0; s < k->nsucc; s++)
+      if (!seen[k->succ[s]->id]) {
+        seen[k->succ[s]->id] = 1;
+        stack[sp++] = (struct fitem){k->succ[s], 0, opened > 7 ? 7 : opened};
+      }
   }
   free(seen);
   free(stack);

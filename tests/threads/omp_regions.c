@@ -90,3 +90,12 @@ void comment_then_code(ncclComm_t comm, cudaStream_t s, float *buf) {
   ncclAllReduce(buf, buf, 8, ncclFloat, ncclSum, comm, s);
   ncclGroupEnd(); // expected-warning{{group-across-threads}}
 }
+
+void own_group_after_region(ncclComm_t comm, cudaStream_t s, float *buf) {
+#pragma omp parallel
+  ncclGroupStart();
+  ncclGroupStart(); /* the encountering thread's own, nested: closed by the next end */
+  ncclAllReduce(buf, buf, 8, ncclFloat, ncclSum, comm, s);
+  ncclGroupEnd();
+  ncclGroupEnd(); // expected-warning{{group-across-threads}}
+}
