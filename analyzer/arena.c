@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "lint.h"
+#include "xalloc.h"
 
 struct chunk {
   struct chunk *next;
@@ -16,9 +17,9 @@ struct ls_arena {
   struct chunk *head;
 };
 
-static void oom(void) {
+static void oom(void) { /* the commands' policy (xalloc.h): one line, exit 2 */
   fputs("lockstep: out of memory\n", stderr);
-  abort();
+  exit(2);
 }
 
 ls_arena *ls_arena_new(void) {
@@ -68,9 +69,7 @@ char *ls_strdup(ls_arena *a, const char *s) { return ls_strndup(a, s, strlen(s))
 void ls_vec_push(ls_vec *v, void *p) {
   if (v->n == v->cap) {
     v->cap = v->cap ? v->cap * 2 : 8;
-    v->v = realloc(v->v, v->cap * sizeof *v->v);
-    if (!v->v)
-      oom();
+    v->v = ls_xrealloc(v->v, v->cap * sizeof *v->v);
   }
   v->v[v->n++] = p;
 }

@@ -6,6 +6,7 @@
  * implicitly; the wrapper is asked for them (`--showme:incdirs`, Open MPI; `-show`, MPICH and
  * Intel MPI) once per wrapper, with a deadline, and they are appended as -isystem dirs. */
 #include "cdb_flags.h"
+#include "xalloc.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -38,9 +39,7 @@ static struct flag *flag_of(const char *s, int add) {
     return NULL;
   if (nflags == capflags) {
     capflags = capflags ? 2 * capflags : 32;
-    flags = realloc(flags, capflags * sizeof *flags);
-    if (!flags)
-      abort();
+    flags = ls_xrealloc(flags, capflags * sizeof *flags);
   }
   flags[nflags] = (struct flag){strdup(s), 0, 0};
   if (!flags[nflags].s)
@@ -139,9 +138,7 @@ static char *capture(const char *prog, const char *arg) {
     }
     if (len + 1024 > cap) {
       cap *= 2;
-      out = realloc(out, cap);
-      if (!out)
-        abort();
+      out = ls_xrealloc(out, cap);
     }
     ssize_t k = read(fd[0], out + len, cap - len - 1);
     if (k < 0 && errno == EINTR)
@@ -167,8 +164,8 @@ static char *capture(const char *prog, const char *arg) {
 static void add_dir(struct wrapper *w, const char *d, size_t n) {
   if (!n)
     return;
-  w->dirs = realloc(w->dirs, (w->ndirs + 1) * sizeof *w->dirs);
-  if (!w->dirs || !(w->dirs[w->ndirs] = strndup(d, n)))
+  w->dirs = ls_xrealloc(w->dirs, (w->ndirs + 1) * sizeof *w->dirs);
+  if (!(w->dirs[w->ndirs] = strndup(d, n)))
     abort();
   w->ndirs++;
 }
@@ -186,9 +183,7 @@ static struct wrapper *wrapper_of(const char *db, const char *compiler) {
   for (size_t i = 0; i < nwraps; i++)
     if (!strcmp(wraps[i].compiler, compiler))
       return &wraps[i];
-  wraps = realloc(wraps, (nwraps + 1) * sizeof *wraps);
-  if (!wraps)
-    abort();
+  wraps = ls_xrealloc(wraps, (nwraps + 1) * sizeof *wraps);
   struct wrapper *w = &wraps[nwraps++];
   *w = (struct wrapper){strdup(compiler), NULL, 0};
   if (!w->compiler)

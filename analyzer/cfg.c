@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "lint.h"
+#include "xalloc.h"
 
 struct jump { ls_block *brk, *cont; size_t scope; };
 struct label { const char *name; ls_block *b; };
@@ -212,9 +213,7 @@ static void cond(struct builder *b, ls_node *c, ls_block *t, ls_block *f) {
 static void push_jump(struct builder *b, ls_block *brk, ls_block *cont) {
   if (b->njumps == b->capjumps) {
     b->capjumps = b->capjumps ? 2 * b->capjumps : 8;
-    b->jumps = realloc(b->jumps, b->capjumps * sizeof *b->jumps);
-    if (!b->jumps)
-      abort();
+    b->jumps = ls_xrealloc(b->jumps, b->capjumps * sizeof *b->jumps);
   }
   b->jumps[b->njumps++] = (struct jump){brk, cont, b->dtors.n};
 }
@@ -225,9 +224,7 @@ static ls_block *label_block(struct builder *b, const char *name) {
       return b->labels[i].b;
   if (b->nlabels == b->caplabels) {
     b->caplabels = b->caplabels ? 2 * b->caplabels : 4;
-    b->labels = realloc(b->labels, b->caplabels * sizeof *b->labels);
-    if (!b->labels)
-      abort();
+    b->labels = ls_xrealloc(b->labels, b->caplabels * sizeof *b->labels);
   }
   ls_block *k = new_block(b);
   b->labels[b->nlabels++] = (struct label){name, k};

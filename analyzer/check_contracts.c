@@ -6,25 +6,27 @@
  *   async-return-as-state  the query's return value (did the query work) is compared to the
  *                          pending value as if it were the communicator's state;
  *   continue-after-abort   a collective or send/recv on a communicator on a path after it was
- *                          aborted (the communicator is freed: the call hangs or crashes). */
+ *                          aborted (the communicator is freed: the call hangs or crashes).
+ * The non-blocking contracts (a data-flow over the CFG) are in check_nonblocking.c. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "contracts.h"
 #include "lint.h"
+#include "xalloc.h"
 
-static ls_node *unwrap(ls_node *n) {
+ls_node *ls_ct_unwrap(ls_node *n) {
   while (n && (n->kind == CXCursor_ParenExpr || n->kind == CXCursor_UnexposedExpr) && n->nkids == 1)
     n = n->kids[0];
   return n;
 }
 
-static int call_kind(const ls_node *n, const char *kind) {
+int ls_ct_call_kind(const ls_node *n, const char *kind) {
   return n && n->kind == CXCursor_CallExpr && n->ent && n->ent->rule && n->ent->rule->kind_name &&
          !strcmp(n->ent->rule->kind_name, kind);
 }
 
-/* index of the first argument with role ro, or -1 */
-static int arg_of(const ls_node *call, enum ls_role ro) {
+int ls_ct_arg_of(const ls_node *call, enum ls_role ro) {
   const ls_rule_fn *r = call->ent->rule;
   for (int i = 0; i < r->nargs && (unsigned)i < call->nkids; i++)
     if (r->roles[i] == ro)
@@ -33,7 +35,7 @@ static int arg_of(const ls_node *call, enum ls_role ro) {
 }
 
 static int is_pending(const ls_program *p, ls_node *n) {
-  n = unwrap(n);
+  n = ls_ct_unwrap(n);
   if (!n || n->kind != CXCursor_DeclRefExpr || !n->ilit || !n->text)
     return 0;
   for (int i = 0; i < p->rules->npending; i++)
@@ -42,7 +44,7 @@ static int is_pending(const ls_program *p, ls_node *n) {
   return 0;
 }
 
-static ls_loc *mkloc(ls_program *p, const ls_node *n, const char *msg) {
+ls_loc *ls_ct_loc(ls_program *p, const ls_node *n, const char *msg) {
   ls_loc *l = ls_alloc(p->arena, sizeof *l);
   l->file = n->file;
   l->line = n->line;
@@ -51,8 +53,7 @@ static ls_loc *mkloc(ls_program *p, const ls_node *n, const char *msg) {
   return l;
 }
 
-/* One finding per place and rule; `at` must carry a location. */
-static ls_finding *report(ls_program *p, ls_func *f, ls_vec *out, const char *rule, const ls_node *at,
+ls_finding *ls_ct_report(ls_program *p, ls_func *f, ls_vec *out, const char *rule, const ls_node *at,
                           const char *msg, const char *key) {
   if (!at || !at->file || !at->line)
     return NULL;
@@ -83,10 +84,10 @@ static int reads_of(ls_node *n, const ls_entity *e) {
   if (n->kind == CXCursor_DeclRefExpr)
     return n->ent == e;
   int skip = -1; /* a kid that writes e without reading it */
-  if (call_kind(n, "async_error_query"))
-    skip = arg_of(n, LS_ROLE_OUT_ASYNC_STATE);
+  if (ls_ct_call_kind(n, "async_error_query"))
+    skip = ls_ct_arg_of(n, LS_ROLE_OUT_ASYNC_STATE);
   else if (n->kind == CXCursor_BinaryOperator && n->op == CXBinaryOperator_Assign && n->nkids == 2) {
-    ls_node *l = unwrap(n->kids[0]);
+    ls_node *l = ls_ct_unwrap(n->kids[0]);
     if (l && l->kind == CXCursor_DeclRefExpr && l->ent == e)
       skip = 0;
   }
@@ -96,7 +97,7 @@ static int reads_of(ls_node *n, const ls_entity *e) {
       k += reads_of(n->kids[i], e);
   if (skip >= 0 && (unsigned)skip < n->nkids && n->kind == CXCursor_CallExpr) {
     /* `&state` is a write; anything else in that position (`*pp`, `&s[i]`) reads */
-    ls_node *a = unwrap(n->kids[skip]);
+    ls_node *a = ls_ct_unwrap(n->kids[skip]);
     if (!(a && a->kind == CXCursor_UnaryOperator && a->op == CXUnaryOperator_AddrOf))
       k += reads_of(n->kids[skip], e);
   }
@@ -116,9 +117,7 @@ static struct held *held_get(struct helds *h, ls_entity *e) {
       return &h->v[i];
   if (h->n == h->cap) {
     h->cap = h->cap ? 2 * h->cap : 8;
-    h->v = realloc(h->v, (size_t)h->cap * sizeof *h->v);
-    if (!h->v)
-      abort();
+    h->v = ls_xrealloc(h->v, (size_t)h->cap * sizeof *h->v);
   }
   h->v[h->n] = (struct held){e, NULL, 0};
   return &h->v[h->n++];
@@ -128,8 +127,8 @@ static void note_store(struct helds *h, ls_entity *e, ls_node *val) {
   if (!e || (e->kind != LS_ENT_VAR && e->kind != LS_ENT_PARAM))
     return;
   struct held *x = held_get(h, e);
-  val = unwrap(val);
-  if (call_kind(val, "async_error_query")) {
+  val = ls_ct_unwrap(val);
+  if (ls_ct_call_kind(val, "async_error_query")) {
     if (!x->call)
       x->call = val;
   } else {
@@ -144,12 +143,12 @@ static void collect_stores(ls_node *n, struct helds *h) {
     note_store(h, n->ent, n->kids[n->nkids - 1]);
   if ((n->kind == CXCursor_BinaryOperator && n->op == CXBinaryOperator_Assign) ||
       n->kind == CXCursor_CompoundAssignOperator) {
-    ls_node *l = n->nkids == 2 ? unwrap(n->kids[0]) : NULL;
+    ls_node *l = n->nkids == 2 ? ls_ct_unwrap(n->kids[0]) : NULL;
     if (l && l->kind == CXCursor_DeclRefExpr)
       note_store(h, l->ent, n->kind == CXCursor_BinaryOperator ? n->kids[1] : NULL);
   }
   if (n->kind == CXCursor_UnaryOperator && n->op == CXUnaryOperator_AddrOf && n->nkids == 1) {
-    ls_node *l = unwrap(n->kids[0]); /* its address escapes: anything may be stored */
+    ls_node *l = ls_ct_unwrap(n->kids[0]); /* its address escapes: anything may be stored */
     if (l && l->kind == CXCursor_DeclRefExpr)
       note_store(h, l->ent, NULL);
   }
@@ -167,9 +166,9 @@ static void find_compares(ls_program *p, ls_func *f, ls_vec *out, ls_node *n, st
     for (int s = 0; s < 2; s++) {
       if (!is_pending(p, n->kids[1 - s]))
         continue;
-      ls_node *v = unwrap(n->kids[s]), *call = NULL;
+      ls_node *v = ls_ct_unwrap(n->kids[s]), *call = NULL;
       const ls_node *at = NULL;
-      if (call_kind(v, "async_error_query")) {
+      if (ls_ct_call_kind(v, "async_error_query")) {
         call = v;
         at = v;
       } else if (v && v->kind == CXCursor_DeclRefExpr && v->ent) {
@@ -180,18 +179,18 @@ static void find_compares(ls_program *p, ls_func *f, ls_vec *out, ls_node *n, st
       }
       if (!call)
         continue;
-      int oi = arg_of(call, LS_ROLE_OUT_ASYNC_STATE);
+      int oi = ls_ct_arg_of(call, LS_ROLE_OUT_ASYNC_STATE);
       char m[512];
       snprintf(m, sizeof m,
                "the return value of '%s' says whether the query itself worked, not the communicator's state: "
                "compare what it stores through its %s argument with '%s' instead",
                call->text ? call->text : "?", oi == 0 ? "first" : oi == 1 ? "second" : oi == 2 ? "third" : "out",
-               unwrap(n->kids[1 - s])->text);
-      ls_finding *fd = report(p, f, out, "async-return-as-state", at, m, call->text);
+               ls_ct_unwrap(n->kids[1 - s])->text);
+      ls_finding *fd = ls_ct_report(p, f, out, "async-return-as-state", at, m, call->text);
       if (fd) {
         if (at != call)
-          ls_vec_push(&fd->notes, mkloc(p, call, "the value compared is this query's return value"));
-        ls_vec_push(&fd->sites, mkloc(p, call, call->text));
+          ls_vec_push(&fd->notes, ls_ct_loc(p, call, "the value compared is this query's return value"));
+        ls_vec_push(&fd->sites, ls_ct_loc(p, call, call->text));
       }
     }
   }
@@ -202,12 +201,12 @@ static void find_compares(ls_program *p, ls_func *f, ls_vec *out, ls_node *n, st
 static void find_queries(ls_program *p, ls_func *f, ls_vec *out, ls_node *n) {
   if (!n)
     return;
-  if (call_kind(n, "async_error_query")) {
-    int oi = arg_of(n, LS_ROLE_OUT_ASYNC_STATE);
+  if (ls_ct_call_kind(n, "async_error_query")) {
+    int oi = ls_ct_arg_of(n, LS_ROLE_OUT_ASYNC_STATE);
     if (oi >= 0) {
       int level = 1;
       ls_entity *t = ls_target_of(n->kids[oi], &level);
-      ls_node *a = unwrap(n->kids[oi]);
+      ls_node *a = ls_ct_unwrap(n->kids[oi]);
       if (t && level == 0 && t->kind == LS_ENT_VAR && a && a->kind == CXCursor_UnaryOperator &&
           reads_of(f->body, t) == 0) {
         char m[512];
@@ -215,9 +214,9 @@ static void find_queries(ls_program *p, ls_func *f, ls_vec *out, ls_node *n) {
                  "'%s' stores the communicator's asynchronous state in '%s', which is never read: "
                  "an asynchronous error (or a pending operation) goes unnoticed",
                  n->text ? n->text : "?", t->name ? t->name : "?");
-        ls_finding *fd = report(p, f, out, "async-state-unread", n, m, n->text);
+        ls_finding *fd = ls_ct_report(p, f, out, "async-state-unread", n, m, n->text);
         if (fd)
-          ls_vec_push(&fd->sites, mkloc(p, n, n->text));
+          ls_vec_push(&fd->sites, ls_ct_loc(p, n, n->text));
       }
     }
   }
@@ -227,9 +226,9 @@ static void find_queries(ls_program *p, ls_func *f, ls_vec *out, ls_node *n) {
 
 /* ---- continue-after-abort ---- */
 
-static int same_expr(const ls_node *a, const ls_node *b) {
-  a = unwrap((ls_node *)a);
-  b = unwrap((ls_node *)b);
+int ls_ct_same_expr(const ls_node *a, const ls_node *b) {
+  a = ls_ct_unwrap((ls_node *)a);
+  b = ls_ct_unwrap((ls_node *)b);
   if (!a || !b)
     return a == b;
   if (a->kind != b->kind || a->op != b->op || a->nkids != b->nkids || a->ent != b->ent)
@@ -239,7 +238,7 @@ static int same_expr(const ls_node *a, const ls_node *b) {
   if (a->ilit != b->ilit || (a->ilit && a->ival != b->ival))
     return 0;
   for (unsigned i = 0; i < a->nkids; i++)
-    if (!same_expr(a->kids[i], b->kids[i]))
+    if (!ls_ct_same_expr(a->kids[i], b->kids[i]))
       return 0;
   return 1;
 }
@@ -249,16 +248,16 @@ static int rebinds(ls_node *n, const ls_node *comm) {
   if (!n)
     return 0;
   if (n->kind == CXCursor_BinaryOperator && n->op == CXBinaryOperator_Assign && n->nkids == 2)
-    return same_expr(n->kids[0], comm);
+    return ls_ct_same_expr(n->kids[0], comm);
   if (n->kind == CXCursor_VarDecl) {
-    const ls_node *c = unwrap((ls_node *)comm);
+    const ls_node *c = ls_ct_unwrap((ls_node *)comm);
     return c && c->kind == CXCursor_DeclRefExpr && c->ent == n->ent;
   }
   if (n->kind == CXCursor_CallExpr)
     for (unsigned i = 0; i < n->nkids; i++) {
-      ls_node *a = unwrap(n->kids[i]);
+      ls_node *a = ls_ct_unwrap(n->kids[i]);
       if (a && a->kind == CXCursor_UnaryOperator && a->op == CXUnaryOperator_AddrOf && a->nkids == 1 &&
-          same_expr(a->kids[0], comm))
+          ls_ct_same_expr(a->kids[0], comm))
         return 1;
     }
   return 0;
@@ -268,12 +267,12 @@ static int uses_comm(const ls_node *n, const ls_node *comm) {
   if (n->kind != CXCursor_CallExpr || !n->ent || !n->ent->rule ||
       !(n->ent->rule->seq_member || n->ent->rule->kind == LS_KIND_P2P))
     return 0;
-  int ci = arg_of(n, LS_ROLE_COMM);
-  return ci >= 0 && same_expr(n->kids[ci], comm);
+  int ci = ls_ct_arg_of(n, LS_ROLE_COMM);
+  return ci >= 0 && ls_ct_same_expr(n->kids[ci], comm);
 }
 
 static void after_abort(ls_program *p, ls_func *f, ls_vec *out, ls_block *b0, int i0, ls_node *abort_call) {
-  int ci = arg_of(abort_call, LS_ROLE_COMM);
+  int ci = ls_ct_arg_of(abort_call, LS_ROLE_COMM);
   if (ci < 0)
     return;
   ls_node *comm = abort_call->kids[ci];
@@ -295,10 +294,10 @@ static void after_abort(ls_program *p, ls_func *f, ls_vec *out, ls_block *b0, in
                  "'%s' on a communicator that '%s' aborted on this path: the communicator is freed, so the call "
                  "fails or hangs while the other ranks' collectives never match",
                  n->text ? n->text : "?", abort_call->text ? abort_call->text : "?");
-        ls_finding *fd = report(p, f, out, "continue-after-abort", n, m, n->ent->rule->op);
+        ls_finding *fd = ls_ct_report(p, f, out, "continue-after-abort", n, m, n->ent->rule->op);
         if (fd) {
-          ls_vec_push(&fd->notes, mkloc(p, abort_call, "the communicator is aborted here"));
-          ls_vec_push(&fd->sites, mkloc(p, n, n->text));
+          ls_vec_push(&fd->notes, ls_ct_loc(p, abort_call, "the communicator is aborted here"));
+          ls_vec_push(&fd->sites, ls_ct_loc(p, n, n->text));
         }
         stop = 1; /* one finding per path: the first use */
       } else if (rebinds(n, comm)) {
@@ -333,7 +332,8 @@ void ls_check_contracts(ls_program *p, ls_func *f, ls_vec *findings) {
   for (int b = 0; b < f->nblocks; b++) {
     ls_block *k = f->blocks[b];
     for (int i = 0; i < k->nitems; i++)
-      if (call_kind(k->items[i], "comm_abort") && k->items[i]->nkids)
+      if (ls_ct_call_kind(k->items[i], "comm_abort") && k->items[i]->nkids)
         after_abort(p, f, findings, k, i, k->items[i]);
   }
+  ls_check_nonblocking(p, f, findings);
 }

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "lint.h"
+#include "xalloc.h"
 
 /* ---- small helpers (node shapes as check_contracts.c sees them) ---- */
 
@@ -209,44 +210,47 @@ static int in_sorted(ls_node **v, size_t n, const ls_node *x) {
   return 0;
 }
 
-/* The first group end on some path from item i0 of block k0 (excluded), ignoring the nodes
- * in `skip` (sorted: a region's own items); with need_zero, only one that can take the depth
- * below zero. */
+/* The first group end on some path from item i0 of block k0 (excluded) that closes a group
+ * opened before that point (an end after a start on the same path closes that start),
+ * ignoring the nodes in `skip` (sorted: a region's own items); with need_zero, only one that
+ * can take the function's depth below zero. */
 static ls_node *first_end_below(const ls_func *f, ls_block *k0, int i0, int need_zero, ls_node **skip, size_t nskip) {
   char *seen = calloc((size_t)f->nblocks, 1);
-  ls_block **stack = malloc(((size_t)f->nblocks + 1) * sizeof *stack);
+  struct fitem { ls_block *k; int from, opened; } *stack = malloc(((size_t)f->nblocks + 1) * sizeof *stack);
   if (!seen || !stack)
     abort();
   ls_node *found = NULL;
   int sp = 0;
-  ls_block *k = k0;
-  int from = i0 + 1;
-  for (;;) {
-    int stop = 0;
-    uint32_t m = mask_before(k, from);
-    for (int i = from; i < k->nitems && !stop && !found; i++) {
+  stack[sp++] = (struct fitem){k0, i0 + 1, 0};
+  while (sp && !found) {
+    struct fitem cur = stack[--sp];
+    ls_block *k = cur.k;
+    int stop = 0, opened = cur.opened;
+    uint32_t m = mask_before(k, cur.from);
+    for (int i = cur.from; i < k->nitems && !stop; i++) {
       ls_node *n = k->items[i];
       int d = ls_group_delta(n);
-      if (d < 0 && !in_sorted(skip, nskip, n)) {
-        if (!need_zero || ZERO_BIT(m))
-          found = n;
-        stop = 1; /* the first end on this path is the one that closes */
+      if (d && !in_sorted(skip, nskip, n)) {
+        if (d > 0) {
+          opened += d;
+        } else if (opened > 0) {
+          opened += d < -opened ? -opened : d;
+        } else {
+          if (!need_zero || ZERO_BIT(m))
+            found = n;
+          stop = 1; /* this end closes the group in question, or a deeper one of this function */
+        }
       }
       if (d)
         m = shift(m, d);
     }
-    if (found)
-      break;
-    if (!stop)
-      for (int s = 0; s < k->nsucc; s++)
-        if (!seen[k->succ[s]->id]) {
-          seen[k->succ[s]->id] = 1;
-          stack[sp++] = k->succ[s];
-        }
-    if (!sp)
-      break;
-    k = stack[--sp];
-    from = 0;
+    if (stop)
+      continue;
+    for (int s = 0; s < k->nsucc; s++)
+      if (!seen[k->succ[s]->id]) {
+        seen[k->succ[s]->id] = 1;
+        stack[sp++] = (struct fitem){k->succ[s], 0, opened > 7 ? 7 : opened};
+      }
   }
   free(seen);
   free(stack);
@@ -323,15 +327,36 @@ static void spawn_site(ls_program *p, ls_func *s, ls_block *k, int i, ls_node *c
 
 /* ---- thread regions (#pragma omp parallel ...): wrapped statements, see tu.c ---- */
 
-static int is_region(const ls_program *p, const ls_node *n) {
-  if (n->kind != CXCursor_UnexposedStmt || !n->text || n->nkids != 1)
+static void collect_nodes(ls_node *n, ls_vec *v);
+
+static int pragma_in(const char **list, int n, const ls_node *w) {
+  if (w->kind != CXCursor_UnexposedStmt || !w->text || w->nkids != 1)
     return 0;
-  for (int i = 0; i < p->rules->nregions; i++) {
-    size_t k = strlen(p->rules->regions[i]);
-    if (!strncmp(n->text, p->rules->regions[i], k) && (!n->text[k] || n->text[k] == ' ' || n->text[k] == '('))
+  for (int i = 0; i < n; i++) {
+    size_t k = strlen(list[i]);
+    if (!strncmp(w->text, list[i], k) && (!w->text[k] || w->text[k] == ' ' || w->text[k] == '('))
       return 1;
   }
   return 0;
+}
+
+static int is_region(const ls_program *p, const ls_node *n) {
+  return pragma_in(p->rules->regions, p->rules->nregions, n);
+}
+
+/* The statements under `omp master`-like pragmas inside n: run by the primary thread, the
+ * one that reached the region, so their group calls pair with that thread's own. */
+static void collect_primary(const ls_program *p, ls_node *n, ls_vec *v) {
+  if (!n)
+    return;
+  if (pragma_in(p->rules->primary_regions, p->rules->nprimary, n)) {
+    collect_nodes(n, v);
+    return;
+  }
+  if (is_region(p, n))
+    return; /* a nested team has primary threads of its own */
+  for (unsigned i = 0; i < n->nkids; i++)
+    collect_primary(p, n->kids[i], v);
 }
 
 static void collect_nodes(ls_node *n, ls_vec *v) {
@@ -358,26 +383,29 @@ static int cmp_ritem(const void *a, const void *b) {
 }
 
 static void region(ls_program *p, ls_func *f, ls_node *reg, ls_vec *out) {
-  ls_vec nodes = {0};
+  ls_vec nodes = {0}, primary = {0};
   collect_nodes(reg->kids[0], &nodes);
   qsort(nodes.v, nodes.n, sizeof *nodes.v, cmp_ptr);
+  collect_primary(p, reg->kids[0], &primary);
+  if (primary.n)
+    qsort(primary.v, primary.n, sizeof *primary.v, cmp_ptr);
   struct ritem *it = NULL;
   size_t nit = 0, cap = 0;
   for (int b = 0; b < f->nblocks; b++)
     for (int i = 0; i < f->blocks[b]->nitems; i++) {
       ls_node *n = f->blocks[b]->items[i];
-      if (!n->line || !in_sorted((ls_node **)nodes.v, nodes.n, n))
+      if (!n->line || !in_sorted((ls_node **)nodes.v, nodes.n, n) ||
+          (primary.n && in_sorted((ls_node **)primary.v, primary.n, n)))
         continue;
       if (nit == cap) {
         cap = cap ? 2 * cap : 16;
-        it = realloc(it, cap * sizeof *it);
-        if (!it)
-          abort();
+        it = ls_xrealloc(it, cap * sizeof *it);
       }
       it[nit++] = (struct ritem){f->blocks[b], i, n};
     }
   if (!nit) {
     free(nodes.v);
+    free(primary.v);
     free(it);
     return;
   }
@@ -397,9 +425,9 @@ static void region(ls_program *p, ls_func *f, ls_node *reg, ls_vec *out) {
   if (closes_outer && OPEN_BITS(m0) && m0 && f->entry->gin) {
     ls_node *opened = start_before(f, it[0].n);
     snprintf(msg, sizeof msg,
-             "'%s' runs on every thread of the team of '#pragma %s' (line %u), but the group was opened before the "
-             "region by one thread: group state is thread-local, so on the other threads the depth goes below zero "
-             "(the call fails)",
+             "'%s' in '#pragma %s' (line %u) runs on threads of the team other than the one that opened the "
+             "group before the region: group state is thread-local, so there the depth goes below zero (the call "
+             "fails) and the opening thread's group is not closed by them",
              closes_outer->text ? closes_outer->text : "?", reg->text, reg->line);
     ls_finding *fd = report(p, f, out, "group-across-threads", closes_outer, msg, "region-closes-outer");
     if (fd) {
@@ -432,6 +460,7 @@ static void region(ls_program *p, ls_func *f, ls_node *reg, ls_vec *out) {
     }
   }
   free(nodes.v);
+  free(primary.v);
   free(it);
 }
 
@@ -463,9 +492,7 @@ static struct fact *fact_get(struct facts *F, ls_entity *e, int add) {
     return NULL;
   if (F->n == F->cap) {
     F->cap = F->cap ? 2 * F->cap : 16;
-    F->v = realloc(F->v, F->cap * sizeof *F->v);
-    if (!F->v)
-      abort();
+    F->v = ls_xrealloc(F->v, F->cap * sizeof *F->v);
   }
   memset(&F->v[F->n], 0, sizeof F->v[0]);
   F->v[F->n].e = e;
@@ -605,9 +632,7 @@ static int may_sync(ls_func *f, struct msyncs *M) {
       return M->v[i].v; /* -1 while being computed: a cycle adds nothing */
   if (M->n == M->cap) {
     M->cap = M->cap ? 2 * M->cap : 32;
-    M->v = realloc(M->v, M->cap * sizeof *M->v);
-    if (!M->v)
-      abort();
+    M->v = ls_xrealloc(M->v, M->cap * sizeof *M->v);
   }
   size_t at = M->n++;
   M->v[at] = (struct msync){f, 0};
@@ -773,7 +798,10 @@ static int step(struct walk *w, ls_node *n, struct wstate *st) {
   const char *k = kind_of(n);
   if (k) {
     int sync = 0;
-    if (!strcmp(k, "device_sync"))
+    /* finalize flushes the communicator's work, destroy finalizes, abort and revoke stop it:
+     * past them the collective is no longer in flight as issued */
+    if (!strcmp(k, "device_sync") || !strcmp(k, "comm_finalize") || !strcmp(k, "comm_destroy") ||
+        !strcmp(k, "comm_abort") || !strcmp(k, "comm_revoke"))
       sync = 1;
     else if (!strcmp(k, "stream_sync") || !strcmp(k, "stream_query")) {
       ls_node *s = arg_role(n, LS_ROLE_STREAM);
@@ -898,9 +926,7 @@ static void completion_walk(struct walk *w, struct wmem *wm, ls_block *k0, int i
       wm->seen[(size_t)t->id * MAXS + wm->nseen[t->id]++] = st;
       if (sp == wm->cap) {
         wm->cap *= 2;
-        wm->stack = realloc(wm->stack, wm->cap * sizeof *wm->stack);
-        if (!wm->stack)
-          abort();
+        wm->stack = ls_xrealloc(wm->stack, wm->cap * sizeof *wm->stack);
       }
       wm->stack[sp++] = (struct witem){t, 0, st};
     }

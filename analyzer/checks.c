@@ -12,6 +12,8 @@
 #include <string.h>
 
 #include "lint.h"
+#include "split_comm.h"
+#include "xalloc.h"
 
 #define HB 0x100000001b3ull /* base of the sequence hash (odd) */
 
@@ -67,9 +69,7 @@ static void sb_add(struct sbuf *b, const char *t) {
   size_t k = strlen(t);
   if (b->n + k + 1 > b->cap) {
     b->cap = (b->n + k + 1) * 2;
-    b->s = realloc(b->s, b->cap);
-    if (!b->s)
-      abort();
+    b->s = ls_xrealloc(b->s, b->cap);
   }
   memcpy(b->s + b->n, t, k + 1);
   b->n += k;
@@ -602,6 +602,16 @@ static void check_branch(struct ctx *c, ls_block *b) {
   }
   if (!at)
     return; /* the difference lies in paths that do not return; nothing to point at */
+  if (!b->is_loop) { /* on communicators split by this very condition: whole groups agree */
+    ls_node *all[2 * MAXEV];
+    int na = 0;
+    for (int j = 0; j < la.n; j++)
+      all[na++] = la.v[j];
+    for (int j = 0; j < lb.n; j++)
+      all[na++] = lb.v[j];
+    if (ls_split_guarded(c->p, b->cond, all, na))
+      return;
+  }
   ls_node *cn = b->cond;
   char msg[1024], sa[400], sb[400];
   const char *what = is_coll(at) ? "collective" : "call to";

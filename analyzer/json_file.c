@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "integ.h"
+#include "xalloc.h"
 
 cJSON *ls_json_read_file(const char *path, const char *what) {
   FILE *f = fopen(path, "rb");
@@ -21,10 +22,7 @@ cJSON *ls_json_read_file(const char *path, const char *what) {
   while ((n = fread(buf, 1, sizeof buf, f)) > 0) {
     if (len + n + 1 > cap) {
       cap = (len + n + 1) * 2;
-      char *t = realloc(text, cap);
-      if (!t)
-        abort();
-      text = t;
+      text = ls_xrealloc(text, cap);
     }
     memcpy(text + len, buf, n);
     len += n;

@@ -31,7 +31,7 @@ enum ls_role {
   LS_ROLE_REQUEST, LS_ROLE_COUNTS, LS_ROLE_OUT_ASYNC_STATE,
   /* host-side calls around the API (rules/host.json): copies, streams, events, threads */
   LS_ROLE_SRC, LS_ROLE_DST, LS_ROLE_EVENT, LS_ROLE_OUT_STREAM, LS_ROLE_STREAM_FLAGS, LS_ROLE_OUT_PTR,
-  LS_ROLE_ENTRY, LS_ROLE_OTHER
+  LS_ROLE_ENTRY, LS_ROLE_OUT_COMM, LS_ROLE_CONFIG, LS_ROLE_COLOR, LS_ROLE_OTHER
 };
 enum ls_kind {
   LS_KIND_OTHER, LS_KIND_COLLECTIVE, LS_KIND_P2P, LS_KIND_GROUP_START, LS_KIND_GROUP_END,
@@ -66,9 +66,15 @@ typedef struct ls_rules {
    * the stream-creation flag bit that makes a stream non-blocking, and the stream handle
    * values that name the legacy / per-thread default stream (-1: not given) */
   const char **regions; int nregions;
+  const char **primary_regions; int nprimary; /* run by the team's primary thread only ("omp master") */
   long long nonblocking_flag;
   long long *legacy_streams; int nlegacy;
   long long *per_thread_streams; int nper_thread;
+  const char **success; int nsuccess; /* top-level `success` of each file (ncclSuccess) */
+  /* top-level `nonblocking` (check_nonblocking.c): a config whose field `nb_field` holds
+   * `nb_value` makes a non-blocking communicator; a null config inherits from `comm` */
+  const char *nb_field; long long nb_value; int nb_null_inherits;
+  const char *nb_success, *nb_pending; /* `success` and `pending` of that file, for messages */
   int nfiles;
 } ls_rules;
 /* Loads and validates `path` into r (allocated in a). On error prints
@@ -102,6 +108,8 @@ typedef struct ls_entity {
   int ncalls;               /* calls seen from analyzed code */
   struct ls_entity *dtor;   /* for record-typed variables: their class's user destructor */
   int fsidx;                /* 1-based bit of the flow-sensitive pass in its function, 0: none */
+  /* an access path base.field of a local or parameter (taint.c): the field as one object holds it */
+  struct ls_entity *pbase, *pfield;
 } ls_entity;
 
 enum {
@@ -163,6 +171,7 @@ typedef struct ls_func {
   int kills_all;            /* every path ends in a job-wide abort */
   int group_net, group_helper, analyzed, visiting;
   int noreturn;             /* no path reaches the normal exit */
+  uint64_t nb_settles;      /* bit i: every normal return has polled param i's communicator ready */
 } ls_func;
 
 typedef struct ls_tu_info {
@@ -246,6 +255,8 @@ void ls_check_threads(ls_program *p, ls_vec *findings);
  * (+1 group start, -1 group end, a begin/end helper's summarized net effect, else 0). */
 #define LS_GZ 8
 int ls_group_delta(const ls_node *n);
+/* Non-blocking communicator contracts (check_nonblocking.c), called by ls_check_contracts. */
+void ls_check_nonblocking(ls_program *p, ls_func *f, ls_vec *findings);
 
 /* output / suppression / verify (report.c) */
 const char *ls_source_line(ls_arena *a, const char *file, unsigned line); /* NULL if none */

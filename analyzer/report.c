@@ -9,6 +9,7 @@
 #include <cjson/cJSON.h>
 
 #include "lint.h"
+#include "xalloc.h"
 
 struct src {
   struct src *next;
@@ -244,9 +245,7 @@ int ls_verify(ls_arena *a, char **files, int nfiles, ls_vec *findings) {
         }
         if (nex == capex) {
           capex = capex ? 2 * capex : 8;
-          ex = realloc(ex, capex * sizeof *ex);
-          if (!ex)
-            abort();
+          ex = ls_xrealloc(ex, capex * sizeof *ex);
         }
         ex[nex].line = (unsigned)target;
         memcpy(ex[nex].rule, q + 2, (size_t)(e - (q + 2)));

@@ -11,6 +11,7 @@
 
 #include "integ.h"
 #include "lint.h"
+#include "xalloc.h"
 
 static const struct { const char *name; enum ls_role role; } role_names[] = {
     {"sendbuf", LS_ROLE_SENDBUF}, {"recvbuf", LS_ROLE_RECVBUF}, {"count", LS_ROLE_COUNT},
@@ -21,6 +22,7 @@ static const struct { const char *name; enum ls_role role; } role_names[] = {
     {"src", LS_ROLE_SRC},         {"dst", LS_ROLE_DST},         {"event", LS_ROLE_EVENT},
     {"out_stream", LS_ROLE_OUT_STREAM}, {"stream_flags", LS_ROLE_STREAM_FLAGS}, {"out_ptr", LS_ROLE_OUT_PTR},
     {"entry", LS_ROLE_ENTRY},
+    {"out_comm", LS_ROLE_OUT_COMM}, {"config", LS_ROLE_CONFIG}, {"color", LS_ROLE_COLOR},
 };
 static const struct { const char *name; enum ls_kind kind; } kind_names[] = {
     {"collective", LS_KIND_COLLECTIVE}, {"p2p", LS_KIND_P2P},
@@ -216,24 +218,30 @@ static int load_ints(ls_arena *a, struct ctx *c, const cJSON *arr, long long **v
 }
 
 /* rules/host.json's top-level keys for check_threads.c: `thread_regions` (pragmas whose
- * statement runs on other threads), `stream_nonblocking_flag`, `default_streams`. */
+ * statement runs on other threads), `primary_thread_regions` (inside those, on the primary
+ * thread only), `stream_nonblocking_flag`, `default_streams`. */
 static int load_host(ls_rules *r, ls_arena *a, struct ctx *c, const cJSON *root, int *found) {
-  const cJSON *reg = cJSON_GetObjectItemCaseSensitive(root, "thread_regions");
-  if (reg) {
+  static const char *keys[2] = {"thread_regions", "primary_thread_regions"};
+  const char ***lists[2] = {&r->regions, &r->primary_regions};
+  int *counts[2] = {&r->nregions, &r->nprimary};
+  for (int l = 0; l < 2; l++) {
+    const cJSON *reg = cJSON_GetObjectItemCaseSensitive(root, keys[l]);
+    if (!reg)
+      continue;
     *found = 1;
-    snprintf(c->key, sizeof c->key, "thread_regions");
+    snprintf(c->key, sizeof c->key, "%s", keys[l]);
     if (!cJSON_IsArray(reg))
       return fail(c, "must be an array of strings");
-    const char **nr = ls_alloc(a, (size_t)(r->nregions + cJSON_GetArraySize(reg) + 1) * sizeof *nr);
-    for (int k = 0; k < r->nregions; k++)
-      nr[k] = r->regions[k];
+    const char **nr = ls_alloc(a, (size_t)(*counts[l] + cJSON_GetArraySize(reg) + 1) * sizeof *nr);
+    for (int k = 0; k < *counts[l]; k++)
+      nr[k] = (*lists[l])[k];
     const cJSON *it;
     cJSON_ArrayForEach(it, reg) {
       if (!cJSON_IsString(it) || !it->valuestring[0])
         return fail(c, "must hold only non-empty strings");
-      nr[r->nregions++] = ls_strdup(a, it->valuestring);
+      nr[(*counts[l])++] = ls_strdup(a, it->valuestring);
     }
-    r->regions = nr;
+    *lists[l] = nr;
   }
   const cJSON *nb = cJSON_GetObjectItemCaseSensitive(root, "stream_nonblocking_flag");
   if (nb) {
@@ -263,12 +271,7 @@ static int load_host(ls_rules *r, ls_arena *a, struct ctx *c, const cJSON *root,
 }
 
 static void *grow(void *old, int n, size_t size) {
-  void *p = realloc(old, (size_t)(n + 1) * size);
-  if (!p) {
-    fputs("lockstep: out of memory\n", stderr);
-    abort();
-  }
-  return p;
+  return ls_xrealloc(old, (size_t)(n + 1) * size);
 }
 
 int ls_rules_load(ls_rules *r, ls_arena *a, const char *path) {
@@ -364,6 +367,46 @@ int ls_rules_load(ls_rules *r, ls_arena *a, const char *path) {
   int host = 0;
   if (load_host(r, a, &c, root, &host))
     goto out;
+  /* `success`: the result that means "done, no error" (check_nonblocking.c) */
+  c.key[0] = 0;
+  const char *succ = get_str(&c, root, "success", 0, &err);
+  if (err)
+    goto out;
+  if (succ) {
+    const char **ns = ls_alloc(a, (size_t)(r->nsuccess + 1) * sizeof *ns);
+    for (int k = 0; k < r->nsuccess; k++)
+      ns[k] = r->success[k];
+    ns[r->nsuccess] = ls_strdup(a, succ);
+    r->success = ns;
+    r->nsuccess++;
+  }
+  /* `nonblocking`: {config_field, value, null_config_inherits?} (SCHEMA.md) */
+  const cJSON *nb = cJSON_GetObjectItemCaseSensitive(root, "nonblocking");
+  if (nb) {
+    snprintf(c.key, sizeof c.key, "nonblocking");
+    const cJSON *val = cJSON_GetObjectItemCaseSensitive(nb, "value");
+    const cJSON *inh = cJSON_GetObjectItemCaseSensitive(nb, "null_config_inherits");
+    const char *field = cJSON_IsObject(nb) ? get_str(&c, nb, "config_field", 1, &err) : NULL;
+    if (!cJSON_IsObject(nb)) {
+      fail(&c, "must be an object {config_field, value, null_config_inherits?}");
+      goto out;
+    }
+    if (err)
+      goto out;
+    if (!cJSON_IsNumber(val) || val->valuedouble != (double)(long long)val->valuedouble) {
+      fail(&c, "\"value\" must be an integer");
+      goto out;
+    }
+    if (inh && !cJSON_IsBool(inh)) {
+      fail(&c, "\"null_config_inherits\" must be true or false");
+      goto out;
+    }
+    r->nb_field = ls_strdup(a, field);
+    r->nb_value = (long long)val->valuedouble;
+    r->nb_null_inherits = cJSON_IsTrue(inh);
+    r->nb_success = succ ? ls_strdup(a, succ) : NULL;
+    r->nb_pending = pend && cJSON_IsString(pend) ? ls_strdup(a, pend->valuestring) : NULL;
+  }
   if (!fns && !r->nsrcs && !r->nnoreturn && !host) {
     c.key[0] = 0;
     fail(&c, "no \"functions\", \"rank_sources\" or \"noreturn\": not a lockstep rules file");

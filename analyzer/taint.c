@@ -76,6 +76,85 @@ static const ls_origin *content_taint(ls_program *p, ls_node *n) {
 static const uint64_t *fs_state;
 void ls_taint_state(const uint64_t *state) { fs_state = state; }
 
+/* ---- access paths: `s.x` / `p->x` of a local or parameter ----
+ * Field facts are one per field, for every object. Where the base is a local or parameter,
+ * the member expression also names a path entity (pbase, pfield) that the flow-sensitive
+ * pass tracks like a local: `MPI_Allreduce(&pairme, &pairall, ..., MPI_MINLOC)` makes
+ * pairall.proc uniform although pairme.proc = me made the field `proc` rank-dependent, and
+ * `MPI_Bcast(&o->steps, ...)` makes o->steps uniform from there on. What the last pass saw
+ * at each read is kept, so the checks (which refine only plain locals) read the same. */
+struct pathref { ls_node *n; ls_entity *path; signed char seen; /* 1 uniform, 2 rank, 0 unknown */ };
+static struct pathref *ptab;
+static size_t pcap;
+static int taint_done;
+
+static struct pathref *path_ref(const ls_node *n) {
+  if (!pcap)
+    return NULL;
+  for (size_t j = ((uintptr_t)n >> 4) * 0x9e3779b97f4a7c15ull & (pcap - 1); ptab[j].n; j = (j + 1) & (pcap - 1))
+    if (ptab[j].n == n)
+      return &ptab[j];
+  return NULL;
+}
+
+static ls_entity *path_base(ls_node *m) {
+  ls_node *b = m->nkids ? unwrap(m->kids[0]) : NULL;
+  if (b && b->kind == CXCursor_DeclRefExpr && b->ent && (b->ent->kind == LS_ENT_VAR || b->ent->kind == LS_ENT_PARAM))
+    return b->ent;
+  if (b && b->kind == CXCursor_MemberRefExpr && b->ent && b->ent->kind == LS_ENT_FIELD) {
+    /* a member object of `this` (C++: `pairall.proc` in a method): the member is the base */
+    ls_node *t = b->nkids ? unwrap(b->kids[0]) : NULL;
+    if (!t || t->kind == CXCursor_CXXThisExpr)
+      return b->ent;
+  }
+  return NULL;
+}
+
+static void path_scan(ls_program *p, ls_node *n, ls_vec *out) {
+  if (!n)
+    return;
+  if (n->kind == CXCursor_MemberRefExpr && n->ent && n->ent->kind == LS_ENT_FIELD && path_base(n))
+    ls_vec_push(out, n);
+  for (unsigned i = 0; i < n->nkids; i++)
+    path_scan(p, n->kids[i], out);
+}
+
+/* fpaths[i]: the path references of function i */
+static void path_build(ls_program *p, ls_vec *fpaths) {
+  ls_vec refs = {0};
+  for (size_t i = 0; i < p->funcs.n; i++) {
+    path_scan(p, ((ls_func *)p->funcs.v[i])->body, &fpaths[i]);
+    for (size_t k = 0; k < fpaths[i].n; k++)
+      ls_vec_push(&refs, fpaths[i].v[k]);
+  }
+  pcap = 16;
+  while (pcap < 2 * refs.n + 2)
+    pcap *= 2;
+  ptab = ls_alloc(p->arena, pcap * sizeof *ptab);
+  char key[1024];
+  for (size_t i = 0; i < refs.n; i++) {
+    ls_node *n = refs.v[i];
+    ls_entity *b = path_base(n);
+    snprintf(key, sizeof key, "path|%s|%s", b->key, n->ent->key);
+    ls_entity *e = ls_entity_get(p, key, n->ent->name, LS_ENT_FIELD);
+    e->pbase = b;
+    e->pfield = n->ent;
+    size_t j = ((uintptr_t)n >> 4) * 0x9e3779b97f4a7c15ull & (pcap - 1);
+    while (ptab[j].n)
+      j = (j + 1) & (pcap - 1);
+    ptab[j] = (struct pathref){n, e, 0};
+  }
+  free(refs.v);
+}
+
+/* a path's value under the flow-sensitive state, or -1 when the state does not track it */
+static int path_bit(const ls_entity *e) {
+  if (!fs_state || !e->fsidx)
+    return -1;
+  unsigned b = (unsigned)e->fsidx - 1;
+  return fs_state[b / 64] >> (b % 64) & 1;
+}
+
 const ls_origin *ls_expr_taint(ls_program *p, ls_node *n) {
   if (!n)
     return NULL;
@@ -87,8 +166,13 @@ const ls_origin *ls_expr_taint(ls_program *p, ls_node *n) {
     }
     return n->ent && n->ent->kind != LS_ENT_FUNC ? n->ent->taint : NULL;
   case CXCursor_MemberRefExpr:
-    if (n->ent && n->ent->taint)
-      return n->ent->taint;
+    if (n->ent && n->ent->taint) {
+      struct pathref *r = path_ref(n);
+      int bit = r ? path_bit(r->path) : -1;
+      if (bit == 0 || (bit < 0 && r && taint_done && r->seen == 1))
+        break; /* this object's field is uniform here; the base may still be rank-dependent */
+      return bit == 1 && r->path->taint ? r->path->taint : n->ent->taint;
+    }
     break;
   case CXCursor_UnaryOperator:
     if (n->op == CXUnaryOperator_AddrOf)
@@ -150,9 +234,13 @@ ls_entity *ls_target_of(ls_node *n, int *level) {
     switch (n->kind) {
     case CXCursor_DeclRefExpr:
       return n->ent && n->ent->kind != LS_ENT_FUNC ? n->ent : NULL;
-    case CXCursor_MemberRefExpr: /* field-based: the field holds the fact */
+    case CXCursor_MemberRefExpr: { /* field-based: the field holds the fact */
+      struct pathref *r = *level == 0 ? path_ref(n) : NULL;
       *level = 0;
+      if (r) /* the whole field of a local's or parameter's object: its path */
+        return r->path;
       return n->ent && n->ent->kind != LS_ENT_FUNC ? n->ent : NULL;
+    }
     case CXCursor_ArraySubscriptExpr:
       ++*level;
       n = n->nkids ? n->kids[0] : NULL;
@@ -201,6 +289,8 @@ static void taint_ent(struct run *r, ls_entity *e, const ls_origin *o, int level
     }
     return;
   }
+  if (e->pfield) /* one object's field: the field of every object may hold it */
+    taint_ent(r, e->pfield, o, level);
   if (through_ptr && !e->ptaint) {
     e->ptaint = o;
     r->changed = 1;
@@ -296,6 +386,7 @@ struct fsx {
   uint64_t *st;          /* one state (cap words) */
   int cap;
   size_t maxc;           /* most candidates for this function (memory and time bound) */
+  ls_vec pcands;         /* the candidates that are access paths */
 };
 
 static void fs_set(uint64_t *st, const ls_entity *e, int on) {
@@ -311,7 +402,8 @@ static int fs_get(const uint64_t *st, const ls_entity *e) {
 }
 
 static void fs_cand(struct fsx *x, ls_entity *e) {
-  if (e && !e->fsidx && e->taint && (e->kind == LS_ENT_VAR || e->kind == LS_ENT_PARAM) && x->cands.n < x->maxc) {
+  if (e && !e->fsidx && x->cands.n < x->maxc &&
+      ((e->taint && (e->kind == LS_ENT_VAR || e->kind == LS_ENT_PARAM)) || e->pfield)) {
     ls_vec_push(&x->cands, e);
     e->fsidx = (int)x->cands.n;
   }
@@ -343,8 +435,8 @@ static void fs_items(ls_program *p, ls_node *n, struct fsx *x) {
   case CXCursor_BinaryOperator:
     if (n->op == CXBinaryOperator_Assign && n->nkids == 2) {
       ls_entity *t = ls_target_of(n->kids[0], &level);
-      if (level <= 0 && t && t->taint && !t->fsidx && !ls_expr_taint(p, n->kids[1]))
-        fs_cand(x, t);
+      if (level <= 0 && t && ((t->taint && !t->fsidx && !ls_expr_taint(p, n->kids[1])) || t->pfield))
+        fs_cand(x, t); /* a path: whatever it is written, it may be read before the field's fact grows */
     }
     return;
   case CXCursor_CallExpr:
@@ -373,7 +465,52 @@ static void fs_items(ls_program *p, ls_node *n, struct fsx *x) {
   }
 }
 
-static void fs_select(ls_program *p, ls_func *f, struct fsx *x, ls_vec *writes) {
+static int is_base(const ls_entity *t) { return t && t->kind != LS_ENT_FUNC; }
+
+/* The object a receive buffer `&x` / `&s.m` delivers into as a whole, else NULL (an element,
+ * `buf`, `c->buf[2]`: only part of it). */
+static ls_entity *whole_object(ls_node *arg) {
+  arg = unwrap(arg);
+  if (!arg || arg->kind != CXCursor_UnaryOperator || arg->op != CXUnaryOperator_AddrOf || !arg->nkids)
+    return NULL;
+  ls_node *o = unwrap(arg->kids[0]);
+  if (!o || (o->kind != CXCursor_DeclRefExpr && o->kind != CXCursor_MemberRefExpr))
+    return NULL;
+  int level = 0;
+  ls_entity *t = ls_target_of(o, &level);
+  return level == 0 && is_base(t) && !t->pfield ? t : NULL;
+}
+
+static int cmp_ptr(const void *a, const void *b) {
+  uintptr_t x = (uintptr_t) * (void *const *)a, y = (uintptr_t) * (void *const *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* paths whose whole object a collective receives into (`MPI_Allreduce(..., &pairall, ...)`) */
+static void path_cands(ls_vec *writes, ls_vec *paths, struct fsx *x) {
+  ls_vec kill = {0};
+  for (size_t i = 0; i < writes->n; i++) {
+    ls_node *n = writes->v[i];
+    if (!n || n->kind != CXCursor_CallExpr || n->ent->rule->kind != LS_KIND_COLLECTIVE)
+      continue;
+    for (int k = 0; k < n->ent->rule->nargs && (unsigned)k < n->nkids; k++) {
+      ls_entity *t = n->ent->rule->roles[k] == LS_ROLE_RECVBUF ? whole_object(n->kids[k]) : NULL;
+      if (t)
+        ls_vec_push(&kill, t);
+    }
+  }
+  if (kill.n)
+    qsort(kill.v, kill.n, sizeof *kill.v, cmp_ptr);
+  for (size_t i = 0; i < paths->n && kill.n; i++) {
+    struct pathref *r = path_ref(paths->v[i]);
+    void *key = r ? r->path->pbase : NULL;
+    if (key && bsearch(&key, kill.v, kill.n, sizeof *kill.v, cmp_ptr))
+      fs_cand(x, r->path);
+  }
+  free(kill.v);
+}
+
+static void fs_select(ls_program *p, ls_func *f, struct fsx *x, ls_vec *writes, ls_vec *paths) {
   static const uint64_t zero[4096 / 64];
   for (size_t i = 0; i < x->cands.n; i++)
     ((ls_entity *)x->cands.v[i])->fsidx = 0;
@@ -403,19 +540,40 @@ static void fs_select(ls_program *p, ls_func *f, struct fsx *x, ls_vec *writes) 
     if (x->cands.n == before)
       break;
   }
+  if (paths->n)
+    path_cands(writes, paths, x);
+  x->pcands.n = 0;
+  for (size_t i = 0; i < x->cands.n; i++)
+    if (((ls_entity *)x->cands.v[i])->pfield)
+      ls_vec_push(&x->pcands, x->cands.v[i]);
   fs_state = NULL;
 }
 
+/* Paths of the object `base` take value v (a collective delivered it, or the object was
+ * assigned as a whole); field != NULL: a rank value written to one object's `field` may be
+ * any object's (aliases), so every tracked path of that field becomes rank-dependent. */
+static void paths_set(struct fsx *x, uint64_t *st, const ls_entity *base, const ls_entity *field, int v) {
+  for (size_t i = 0; i < x->pcands.n; i++) {
+    ls_entity *e = x->pcands.v[i];
+    if ((base && e->pbase == base) || (field && e->pfield == field) || (!base && !field && e->pfield->taint))
+      fs_set(st, e, v);
+  }
+}
+
 /* one item's effect on the state (the state is also what ls_expr_taint reads) */
-static void fs_step(ls_program *p, ls_node *n, uint64_t *st, const ls_origin *impl) {
+static void fs_step(ls_program *p, struct fsx *x, ls_node *n, uint64_t *st, const ls_origin *impl) {
   ls_entity *t;
+  int level;
   switch (n->kind) {
   case CXCursor_VarDecl:
-    if (n->ent && n->ent->fsidx) {
+    if (n->ent && (n->ent->fsidx || x->pcands.n)) {
       int v = impl != NULL;
       for (unsigned i = 0; i < n->nkids && !v; i++)
         v = ls_expr_taint(p, n->kids[i]) != NULL;
-      fs_set(st, n->ent, v);
+      if (n->ent->fsidx)
+        fs_set(st, n->ent, v);
+      if (x->pcands.n && n->nkids)
+        paths_set(x, st, n->ent, NULL, v);
     }
     return;
   case CXCursor_BinaryOperator:
@@ -425,6 +583,15 @@ static void fs_step(ls_program *p, ls_node *n, uint64_t *st, const ls_origin *im
       if (n->kind == CXCursor_CompoundAssignOperator)
         v |= fs_get(st, t);
       fs_set(st, t, v);
+    }
+    if (n->nkids == 2 && x->pcands.n) {
+      level = 0;
+      t = ls_target_of(n->kids[0], &level);
+      int v = impl != NULL || ls_expr_taint(p, n->kids[1]) != NULL;
+      if (t && t->pfield && v)
+        paths_set(x, st, NULL, t->pfield, 1);
+      else if (level <= 0 && is_base(t) && n->kind == CXCursor_BinaryOperator)
+        paths_set(x, st, t, NULL, v);
     }
     return;
   case CXCursor_CallExpr: {
@@ -438,6 +605,9 @@ static void fs_step(ls_program *p, ls_node *n, uint64_t *st, const ls_origin *im
           fs_set(st, t, 1);
         if (ro == LS_ROLE_RECVBUF && e->rule->kind == LS_KIND_COLLECTIVE && (t = fs_target(n->kids[i], 1)))
           fs_set(st, t, 0); /* what a collective delivers is the same on every rank */
+        if (ro == LS_ROLE_RECVBUF && e->rule->kind == LS_KIND_COLLECTIVE && x->pcands.n &&
+            (t = whole_object(n->kids[i])))
+          paths_set(x, st, t, NULL, 0);
       }
     for (int i = 0; (e->src & LS_SRC_OUT) && i < p->rules->nsrcs; i++) {
       const ls_rule_src *r = &p->rules->srcs[i];
@@ -449,6 +619,8 @@ static void fs_step(ls_program *p, ls_node *n, uint64_t *st, const ls_origin *im
       for (unsigned i = 0; i < n->nkids && i < 64; i++)
         if (e->out_taint >> i & 1 && (t = fs_target(n->kids[i], 1)))
           fs_set(st, t, 1);
+    if (e->def && !e->rule && x->pcands.n)
+      paths_set(x, st, NULL, NULL, 1); /* a callee may write any object's rank-dependent field */
     return;
   }
   default:
@@ -469,6 +641,9 @@ static void fs_solve(ls_program *p, ls_func *f, struct fsx *x) {
   for (int i = 0; i < f->nparams; i++)
     if (f->params[i]->fsidx)
       fs_set(&x->in[f->entry->id * W], f->params[i], 1);
+  for (size_t i = 0; i < x->pcands.n; i++) /* what a parameter or member holds: as any object's */
+    if (((ls_entity *)x->pcands.v[i])->pbase->kind != LS_ENT_VAR)
+      fs_set(&x->in[f->entry->id * W], x->pcands.v[i], 1);
   int qh = 0, qt = 0, n = B + 1;
   q[qt++] = f->entry;
   inq[f->entry->id] = 1;
@@ -479,7 +654,7 @@ static void fs_solve(ls_program *p, ls_func *f, struct fsx *x) {
     memcpy(st, &x->in[k->id * W], (size_t)W * sizeof *st);
     fs_state = st;
     for (int i = 0; i < k->nitems; i++)
-      fs_step(p, k->items[i], st, k->impl);
+      fs_step(p, x, k->items[i], st, k->impl);
     fs_state = NULL;
     for (int s2 = 0; s2 < k->nsucc; s2++) {
       ls_block *t = k->succ[s2];
@@ -556,13 +731,31 @@ static void implicit_flow(struct run *r, const ls_origin **condo) {
 
 /* One pass over f: with candidates, solve the state and replay every item with the state at
  * its point; without, the facts as they are. Fills condo, then the implicit flow. */
-static void pass_func(struct run *r, struct fsx *x, const ls_origin **condo, int solve, ls_vec *writes) {
+/* What each access path read sees in the last pass (kept for the checks). */
+static void path_seen(ls_node *n) {
+  if (!n || n->kind == CXCursor_LambdaExpr)
+    return;
+  if (n->kind == CXCursor_MemberRefExpr) {
+    struct pathref *r = path_ref(n);
+    if (r) {
+      int bit = path_bit(r->path);
+      r->seen = (signed char)(bit < 0 ? 0 : bit ? 2 : 1);
+    }
+  }
+  for (unsigned i = 0; i < n->nkids; i++)
+    path_seen(n->kids[i]);
+}
+
+static void pass_func(struct run *r, struct fsx *x, const ls_origin **condo, int solve, ls_vec *writes,
+                      ls_vec *paths) {
   npass++;
   ls_func *f = r->f;
   ls_program *p = r->p;
   if (solve)
-    fs_select(p, f, x, writes);
+    fs_select(p, f, x, writes, paths);
   if (!x->cands.n) {
+    for (size_t i = 0; i < paths->n && !r->local_only; i++)
+      path_ref(paths->v[i])->seen = 0;
     for (int b = 0; b < f->nblocks; b++) {
       ls_block *k = f->blocks[b];
       for (int j = 0; j < k->nitems; j++)
@@ -592,9 +785,13 @@ static void pass_func(struct run *r, struct fsx *x, const ls_origin **condo, int
       memcpy(st, &x->in[k->id * W], (size_t)W * sizeof *st);
       fs_state = st;
       for (int j = 0; j < k->nitems; j++) {
+        if (!r->local_only && x->pcands.n)
+          path_seen(k->items[j]);
         apply(r, k->items[j]);
-        fs_step(p, k->items[j], st, k->impl);
+        fs_step(p, x, k->items[j], st, k->impl);
       }
+      if (!r->local_only && x->pcands.n && k->cond)
+        path_seen(k->cond);
       condo[b] = k->cond && k->nsucc >= 2 ? ls_expr_taint(p, k->cond) : NULL;
       fs_state = NULL;
     }
@@ -604,7 +801,7 @@ static void pass_func(struct run *r, struct fsx *x, const ls_origin **condo, int
 
 /* Settles f's locals (passes that write nothing outside f, until its locals' facts and the
  * implicit flow stop changing), then one pass that applies every effect with that state. */
-static void run_func(struct run *r, struct fsx *x, ls_vec *writes) {
+static void run_func(struct run *r, struct fsx *x, ls_vec *writes, ls_vec *paths) {
   ls_func *f = r->f;
   const ls_origin **condo = calloc((size_t)f->nblocks + 1, sizeof *condo);
   if (!condo)
@@ -613,13 +810,13 @@ static void run_func(struct run *r, struct fsx *x, ls_vec *writes) {
   for (int pass = 0; pass < 6 && !settled; pass++) {
     r->local_only = 1;
     r->local_changed = 0;
-    pass_func(r, x, condo, 1, writes);
+    pass_func(r, x, condo, 1, writes, paths);
     settled = !r->local_changed;
   }
   r->local_only = 0;
   if (!settled)
     r->changed = 1; /* not settled in a few passes: the outer fixpoint comes back to f */
-  pass_func(r, x, condo, 0, writes);
+  pass_func(r, x, condo, 0, writes, paths);
   for (size_t i = 0; i < x->cands.n; i++)
     ((ls_entity *)x->cands.v[i])->fsidx = 0;
   x->cands.n = 0;
@@ -631,14 +828,16 @@ static void run_func(struct run *r, struct fsx *x, ls_vec *writes) {
 void ls_taint_run(ls_program *p) {
   struct run r = {.p = p};
   struct fsx x = {0};
-  ls_vec *writes = calloc(p->funcs.n + 1, sizeof *writes);
-  if (!writes)
+  ls_vec *writes = calloc(p->funcs.n + 1, sizeof *writes), *paths = calloc(p->funcs.n + 1, sizeof *paths);
+  if (!writes || !paths)
     abort();
+  taint_done = 0;
+  path_build(p, paths);
   for (int iter = 0; iter < 64; iter++) {
     r.changed = 0;
     for (size_t i = 0; i < p->funcs.n; i++) {
       r.f = p->funcs.v[i];
-      run_func(&r, &x, &writes[i]);
+      run_func(&r, &x, &writes[i], &paths[i]);
     }
     if (!r.changed) {
       if (getenv("LOCKSTEP_LINT_STATS"))
@@ -646,9 +845,14 @@ void ls_taint_run(ls_program *p) {
       break;
     }
   }
-  for (size_t i = 0; i < p->funcs.n; i++)
+  for (size_t i = 0; i < p->funcs.n; i++) {
     free(writes[i].v);
+    free(paths[i].v);
+  }
   free(writes);
+  free(paths);
+  free(x.pcands.v);
+  taint_done = 1;
   free(x.cands.v);
   free(x.st);
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "lint.h"
+#include "xalloc.h"
 
 /* ---- entity table (open addressing on USR strings) ---- */
 struct ls_enthash {
@@ -210,9 +211,7 @@ static void lc_setup(struct locache *lc, CXTranslationUnit tu, CXFile f) {
       i++;
     if (n == cap) {
       cap *= 2;
-      v = realloc(v, cap * sizeof *v);
-      if (!v)
-        abort();
+      v = ls_xrealloc(v, cap * sizeof *v);
     }
     v[n++] = (unsigned)i + 1;
   }
@@ -989,9 +988,10 @@ static ls_node *conv_inner(struct conv *c, CXCursor cur) {
  * node that starts on the line after such a pragma is its statement, wrapped in an
  * UnexposedStmt node whose text is the pragma ("omp parallel num_threads(2)"). */
 static int region_pragma(const ls_rules *r, const char *t) {
-  for (int i = 0; i < r->nregions; i++) {
-    size_t k = strlen(r->regions[i]);
-    if (!strncmp(t, r->regions[i], k) && (!t[k] || t[k] == ' ' || t[k] == '('))
+  for (int i = 0; i < r->nregions + r->nprimary; i++) {
+    const char *g = i < r->nregions ? r->regions[i] : r->primary_regions[i - r->nregions];
+    size_t k = strlen(g);
+    if (!strncmp(t, g, k) && (!t[k] || t[k] == ' ' || t[k] == '('))
       return 1;
   }
   return 0;
@@ -1001,9 +1001,7 @@ static struct pragfile *scan_pragmas(struct conv *c, CXFile file) {
   for (int i = 0; i < c->npf; i++)
     if (c->pf[i].file == file)
       return &c->pf[i];
-  c->pf = realloc(c->pf, (size_t)(c->npf + 1) * sizeof *c->pf);
-  if (!c->pf)
-    abort();
+  c->pf = ls_xrealloc(c->pf, (size_t)(c->npf + 1) * sizeof *c->pf);
   struct pragfile *pf = &c->pf[c->npf++];
   memset(pf, 0, sizeof *pf);
   pf->file = file;
@@ -1057,13 +1055,41 @@ static struct pragfile *scan_pragmas(struct conv *c, CXFile file) {
         n--;
       text[n] = 0;
       if (!strncmp(text, "pragma ", 7) && region_pragma(c->p->rules, text + 7)) {
-        pf->v = realloc(pf->v, (size_t)(pf->n + 1) * sizeof *pf->v);
-        if (!pf->v)
-          abort();
+        pf->v = ls_xrealloc(pf->v, (size_t)(pf->n + 1) * sizeof *pf->v);
         open = &pf->v[pf->n++];
         *open = (struct prag){here, 0, ls_strdup(c->p->arena, text + 7), 0};
       }
-    } else if (open && t < eol && !(eol - t >= 2 && t[0] == '/' && (t[1] == '/' || t[1] == '*'))) {
+    } else if (open && t < eol && eol - t >= 2 && t[0] == '/' && t[1] == '*') {
+      /* a block comment between the pragma and its statement: skip to its end */
+      const char *x = t + 2;
+      while (x < e) {
+        const char *star = memchr(x, '*', (size_t)(e - x));
+        if (!star || star + 1 >= e) {
+          x = e;
+          break;
+        }
+        if (star[1] == '/') {
+          x = star + 2;
+          break;
+        }
+        x = star + 1;
+      }
+      for (const char *y = eol; y < x && y < e; y++) /* the lines it spans */
+        if (*y == '\n') {
+          line++;
+          eol = memchr(y + 1, '\n', (size_t)(e - y - 1));
+          if (!eol)
+            eol = e;
+          y = eol - 1;
+        }
+      const char *rest = x; /* code after the comment on its last line */
+      while (rest < eol && (*rest == ' ' || *rest == '\t'))
+        rest++;
+      if (rest < eol && !(eol - rest >= 2 && rest[0] == '/' && rest[1] == '/')) {
+        open->body = line;
+        open = NULL;
+      }
+    } else if (open && t < eol && !(eol - t >= 2 && t[0] == '/' && t[1] == '/')) {
       open->body = here; /* the first line of code after the pragma */
       open = NULL;
     }
@@ -1142,7 +1168,7 @@ static void conv_function(struct conv *c, CXCursor cur, ls_entity *ent, const ch
   }
   ls_vec_push(&c->p->funcs, f);
   ls_func *outer = c->fn;
-  if (c->p->rules->nregions && !outer) { /* a lambda keeps its enclosing function's file */
+  if ((c->p->rules->nregions || c->p->rules->nprimary) && !outer) { /* a lambda keeps its enclosing function's file */
     CXFile ff;
     clang_getExpansionLocation(clang_getCursorLocation(cur), &ff, NULL, NULL, NULL);
     c->cur_pf = ff ? scan_pragmas(c, ff) : NULL;

@@ -838,11 +838,14 @@ class Suite:
         pat_d = re.compile(r"DIVERGE rank=\d+ how=(\w+) t=([0-9]+\.[0-9]+)")
         os.environ["LOCKSTEP_ONLINE_TIMESTAMPS"] = "1"
         try:
-            for how in ("op", "count", "skip"):
+            for how in ("op", "count", "skip", "op-xhost"):
                 if self.left() < 30:
                     break
                 # 4 s: the report comes within a second; the program then ends itself
-                cmd = self.mpirun(["-x", "LOCKSTEP_ONLINE_TIMESTAMPS", prog, how, 4])
+                argv = [prog, how.split("-")[0], 4]
+                if how.endswith("-xhost"):  # each rank its own host key: the logs carry it
+                    argv = ["sh", "-c", 'LOCKSTEP_ONLINE_HOST=host$OMPI_COMM_WORLD_RANK exec "$0" "$@"'] + argv
+                cmd = self.mpirun(["-x", "LOCKSTEP_ONLINE_TIMESTAMPS"] + argv)
                 cmd = self.under_lockstep(os.path.join(self.work, "traces", f"online-{how}"), cmd, 6)
                 rc, lines, el = self.run(f"online-{how}", cmd, 25)
                 t_div, first = None, None
@@ -861,7 +864,8 @@ class Suite:
             os.environ.pop("LOCKSTEP_ONLINE_TIMESTAMPS", None)
         md += ["| divergence | latency: divergent call -> first report (ms) | target | first report |",
                "|---|---|---|---|"]
-        for how, tgt in (("op", "< 100"), ("count", "< 100"), ("skip", "well before 6000")):
+        for how, tgt in (("op", "< 100"), ("count", "< 100"), ("skip", "well before 6000"),
+                         ("op-xhost", "< 2 x 50 ms poll + filesystem")):
             lat = res["latency_ms"].get(how)
             md.append(f"| {how} | {f3(lat) if lat is not None else 'not detected'} | {tgt} | "
                       f"`{(res['lines'].get(how) or '')[:160]}` |")
@@ -931,7 +935,9 @@ class Suite:
                       f"{f3(x.get('on_vs_off'))} | {spread} | {det} | {tgt} |")
         md += ["", "Latency: the divergent rank (the last) prints CLOCK_MONOTONIC just before its "
                "divergent call (or where it skips it); lockstep's lines carry [t=...] "
-               "(LOCKSTEP_ONLINE_TIMESTAMPS=1); the first report on any rank counts. Bench: "
+               "(LOCKSTEP_ONLINE_TIMESTAMPS=1); the first report on any rank counts. op-xhost: "
+               "each rank gets its own LOCKSTEP_ONLINE_HOST, so they compare only through the "
+               "cross-host logs (in a local directory here, not a network filesystem). Bench: "
                f"{rounds_done} rounds; each round runs one process per label (no lockstep, "
                "online on, online off) back to back, the order rotating through the six "
                f"permutations; each process {small} 8-byte and {large} 256-MiB iterations (the "
@@ -939,6 +945,77 @@ class Suite:
                "rounds of each process's rank-mean median; ratios: median over rounds of that "
                "round's ratio (paired, so drift between rounds cancels).", ""]
         self.summary["steps"]["online"] = res
+        self.md += md
+
+    # ------------------------------------------------------------ 7. stress (issue 9)
+    def step_stress(self):
+        """Issue 9's stress items 1 and 5 on real NCCL (src/stress_gpu.c): 8 threads x 4
+        communicators per rank, 400 collectives each (every 10th of one kind an invalid
+        root), then the same with thread 0 aborting communicator 0 half-way. Pass: the
+        program saw every expected result with and without lockstep (it exits 1
+        otherwise) and printed the same counts; per rank and communicator the trace
+        numbers the calls 0..n-1, as many as the program made; the abort is recorded;
+        compare names nothing but the injected argument errors (api-error). ~1 min."""
+        md = [f"## 7. Stress (issue 9; {self.n} ranks, 8 threads x 4 communicators per rank)", ""]
+        prog = os.path.join(self.bin, "stress_gpu")
+        res = {}
+        for mode in ("threads", "abort"):
+            if self.left() < 40:
+                break
+            r = {}
+            argv = [prog, mode, 8, 400]
+            rc, lines, el = self.run(f"stress-{mode}-plain", self.mpirun(argv), 60)
+            plain = sorted(ln for _, ln in lines if ln.startswith("stress rank"))
+            r.update(plain_rc=rc, plain_s=round(el, 2))
+            if not self.have_run:
+                r["pass"] = rc == 0
+                res[mode] = r
+                continue
+            td = os.path.join(self.work, "traces", f"stress-{mode}")
+            rc2, lines2, el2 = self.run(f"stress-{mode}-lockstep",
+                                        self.under_lockstep(td, self.mpirun(argv), 60), 90)
+            under = sorted(ln for _, ln in lines2 if ln.startswith("stress rank"))
+            r.update(lockstep_rc=rc2, lockstep_s=round(el2, 2),
+                     same_output=plain == under and len(plain) == self.n)
+            calls = {}
+            for ln in under:
+                f = ln.split()
+                calls[int(f[2])] = int(f[4])
+            recs, src = self.trace_records(td, f"stress-{mode}")
+            numbered, counts, aborts = True, {}, {}
+            for rank, rs in recs.items():
+                by = {}
+                for x in rs:
+                    if x["api"] == "ncclCommAbort":
+                        aborts[rank] = aborts.get(rank, 0) + 1
+                    if x["seq"] is not None and x["api"].startswith("nccl"):
+                        by.setdefault(x["comm"], []).append(x["seq"])
+                numbered &= len(by) == 4 and all(sorted(v) == list(range(len(v))) for v in by.values())
+                counts[rank] = sum(len(v) for v in by.values())
+            r.update(trace_source=src, trace_numbered=numbered, trace_calls=counts, program_calls=calls,
+                     aborts_recorded=aborts)
+            crc, doc = self.tool_json(f"stress-{mode}-compare", ["compare", "--format=json", td])
+            classes = sorted({d.get("class") for d in (doc or {}).get("divergences", [])})
+            r.update(compare_rc=crc, compare_classes=classes)
+            want_abort = 1 if mode == "abort" else 0
+            r["pass"] = (rc == 0 and rc2 == 0 and r["same_output"] and numbered and
+                         len(counts) == self.n and all(counts.get(k) == v for k, v in calls.items()) and
+                         all(aborts.get(k, 0) == want_abort for k in range(self.n)) and
+                         doc is not None and classes == ["api-error"])
+            res[mode] = r
+        md += ["| mode | pass | plain rc / s | lockstep rc / s | same output | trace numbered 0..n-1 | "
+               "calls: trace / program | aborts recorded | compare classes |",
+               "|---|---|---|---|---|---|---|---|---|"]
+        for mode, r in res.items():
+            md.append(f"| {mode} | {'PASS' if r.get('pass') else 'FAIL'} | {r.get('plain_rc')} / "
+                      f"{r.get('plain_s')} | {r.get('lockstep_rc')} / {r.get('lockstep_s')} | "
+                      f"{r.get('same_output')} | {r.get('trace_numbered')} | {r.get('trace_calls')} / "
+                      f"{r.get('program_calls')} | {r.get('aborts_recorded')} | {r.get('compare_classes')} |")
+        md += ["", "The threads take one global turn order, identical on every rank, and wait for "
+               "each collective before passing the turn (NCCL communicators used concurrently in "
+               "different orders can deadlock by themselves). The CPU tests (runtime_stress_*) "
+               "cover the free-running and fork/signal/exit cases against the stand-in.", ""]
+        self.summary["steps"]["stress"] = res
         self.md += md
 
     # ------------------------------------------------------------ finish
@@ -981,6 +1058,10 @@ class Suite:
                 + "; 8 B on/none " + f3(o.get("bench", {}).get("8", {}).get("on_vs_plain"))
                 + ", 256 MiB on/off " + f3(o.get("bench", {}).get(str(256 << 20), {}).get("on_vs_off"))
                 + f" ({o.get('bench_rounds', 0)} rounds)")
+        sx = st.get("stress")
+        if sx:
+            out.append("stress: " + ", ".join(f"{k} {'PASS' if v.get('pass') else 'FAIL'}"
+                                             for k, v in sx.items()))
         return out
 
     def finish(self):
@@ -1033,7 +1114,7 @@ def main():
     ap.add_argument("--budget", type=float, default=480)
     ap.add_argument("--date", default=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"))
     ap.add_argument("--machine", default=None)
-    ap.add_argument("--steps", default="native,timing,matrix,torch,bench,online")
+    ap.add_argument("--steps", default="native,timing,matrix,torch,bench,online,stress")
     a = ap.parse_args()
     a.machine = a.machine or f"h200x{a.nranks}"
     # mpirun forwards it with -x, so it must exist; fixtures wait this long at the end.
@@ -1042,7 +1123,7 @@ def main():
     s.machine_env()
     s.probe()
     steps = a.steps.split(",")
-    for st in ("native", "timing", "matrix", "torch", "bench", "online"):
+    for st in ("native", "timing", "matrix", "torch", "bench", "online", "stress"):
         if st not in steps:
             continue
         if s.left() < 20:

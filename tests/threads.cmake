@@ -12,8 +12,8 @@ if(LOCKSTEP_ANALYZER AND TARGET lockstep)
     set_tests_properties(threads.${name} PROPERTIES TIMEOUT 60 LABELS "analyzer;threads")
   endmacro()
   threads_test(spawn_variants 0 "verified .7 expected" lint --verify ${_th}/spawn_variants.cpp -- ${_th_flags})
-  threads_test(omp_regions 0 "verified .2 expected" lint --verify ${_th}/omp_regions.c -- ${_th_flags})
-  threads_test(omp_regions_fopenmp 0 "verified .2 expected"
+  threads_test(omp_regions 0 "verified .6 expected" lint --verify ${_th}/omp_regions.c -- ${_th_flags})
+  threads_test(omp_regions_fopenmp 0 "verified .6 expected"
                lint --verify ${_th}/omp_regions.c -- ${_th_flags} -fopenmp)
   threads_test(completion_cases 0 "verified .6 expected" lint --verify ${_th}/completion_cases.c -- ${_th_flags})
   threads_test(explain_group 0 "thread-local" explain group-across-threads)

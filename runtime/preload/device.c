@@ -61,14 +61,15 @@ int ls_dev_init(void) {
   return g_dev;
 }
 
-int ls_dev_available(void) { return g_dev; }
+/* Atomic: the exit handler turns it off while application threads are in calls. */
+int ls_dev_available(void) { return __atomic_load_n(&g_dev, __ATOMIC_ACQUIRE); }
 
 static uint32_t make_tag(unsigned slot, uint32_t gen) {
   return ((gen & ((1u << (32 - LS_SLOT_BITS)) - 1)) << LS_SLOT_BITS) | (slot + 1);
 }
 
 uint32_t ls_dev_cover(uint64_t stream, uint64_t lo, uint64_t hi) {
-  if (!g_dev)
+  if (!ls_dev_available())
     return 0;
   /* The stream's context (multi-device processes: ncclCommInitAll); the legacy and
    * per-thread default streams (0, 1, 2) belong to the current one. */

@@ -23,9 +23,16 @@
 
 #define NCCL_SONAME "libnccl.so.2"
 
-static void *volatile real_rank, *volatile real_count, *volatile real_abort;
+static void *volatile real_rank, *volatile real_count, *volatile real_abort, *volatile real_async;
 
 static void nccl_rank_query(const void *handle, int *rank, int *size) {
+  /* A non-blocking split learns its rank and size in its background job: until the
+   * state leaves ncclInProgress the fields read 0 (or half-written), never trust them. */
+  ncclResult_t (*ae)(ncclComm_t, ncclResult_t *) = (ncclResult_t(*)(ncclComm_t, ncclResult_t *))ls_real_lookup(
+      &real_async, "ncclCommGetAsyncError", NCCL_SONAME);
+  ncclResult_t st = ncclSuccess;
+  if (ae && ae((ncclComm_t)handle, &st) == ncclSuccess && st == ncclInProgress)
+    return;
   ncclResult_t (*ur)(ncclComm_t, int *) =
       (ncclResult_t(*)(ncclComm_t, int *))ls_real_lookup(&real_rank, "ncclCommUserRank", NCCL_SONAME);
   ncclResult_t (*cnt)(ncclComm_t, int *) =

@@ -278,6 +278,21 @@ static void host_name(char *out, size_t cap) {
   snprintf(out, cap, "%s", o && *o ? o : ls_g.hdr->hostname);
 }
 
+/* File names carry an id of the key (a MAC of a constant no message has the length
+ * of): a file left by an earlier run (killed, same trace directory and launcher ids)
+ * or written by a job with another secret is never opened, rather than rejected as
+ * foreign — which would turn the check off — or, with the same secret, trusted. */
+static uint64_t key_id(void) {
+  static const char what[] = "lockstep file name";
+  return siphash(g_key, what, sizeof what - 1);
+}
+
+/* Rank q's log in communicator `comm`. */
+static void log_path(char *out, size_t cap, uint64_t comm, int q) {
+  snprintf(out, cap, "%s/x-%016llx-%016llx-%016llx-r%d.log", g_dir, (unsigned long long)g_job,
+           (unsigned long long)key_id(), (unsigned long long)comm, q);
+}
+
 static void notice_off(const char *why, const char *what) {
   if (g_noticed++)
     return;
@@ -416,10 +431,10 @@ static struct ls_online_comm *comm_for(uint64_t id, int rank, int size) {
   oc->size = size;
   /* The host is in the name: ranks elsewhere sharing that directory over a network
    * filesystem must not share the mapping (it is not coherent across hosts). */
-  snprintf(oc->path, sizeof oc->path, "%s/online-%016llx-%016llx-%016llx.fp", g_dir,
-           (unsigned long long)g_host, (unsigned long long)g_job, (unsigned long long)id);
-  snprintf(oc->log, sizeof oc->log, "%s/x-%016llx-%016llx-r%d.log", g_dir,
-           (unsigned long long)g_job, (unsigned long long)id, rank);
+  snprintf(oc->path, sizeof oc->path, "%s/online-%016llx-%016llx-%016llx-%016llx.fp", g_dir,
+           (unsigned long long)g_host, (unsigned long long)g_job, (unsigned long long)key_id(),
+           (unsigned long long)id);
+  log_path(oc->log, sizeof oc->log, id, rank);
   size_t sz = LS_HDR_PAGE + (size_t)size * ROW_SIZE;
   int fd = open(oc->path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0) {
@@ -702,14 +717,15 @@ static void dir_status(struct ls_online_comm *oc, const struct ls_fp_status *v) 
   oc->d_flags = v->flags;
   struct ls_fp_status c = *v;
   c.mac = 0;
+  if (oc->dn && oc->dbuf[oc->dn - 1].type == DR_STATUS)
+    oc->dn--; /* not written yet: the newer status replaces it (one per batch at most) */
   dir_queue(oc, DR_STATUS, &c, sizeof c);
 }
 
 static void rem_reject(struct ls_online_comm *oc, unsigned slot, int p, const char *what) {
   struct ls_remote *rm = oc->rem[slot];
   char path[640];
-  snprintf(path, sizeof path, "%s/x-%016llx-%016llx-r%d.log", g_dir, (unsigned long long)g_job,
-           (unsigned long long)oc->id, p);
+  log_path(path, sizeof path, oc->id, p);
   if (rm->state == 1)
     oc->nread--;
   rm->state = -1;
@@ -725,8 +741,7 @@ static void rem_reject(struct ls_online_comm *oc, unsigned slot, int p, const ch
 static void rem_poll(struct ls_online_comm *oc, unsigned slot, int p, uint64_t now) {
   struct ls_remote *rm = oc->rem[slot];
   char path[640];
-  snprintf(path, sizeof path, "%s/x-%016llx-%016llx-r%d.log", g_dir, (unsigned long long)g_job,
-           (unsigned long long)oc->id, p);
+  log_path(path, sizeof path, oc->id, p);
   int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0)
     return; /* not there yet */
@@ -832,6 +847,11 @@ static void dir_poll(struct ls_online_comm *oc, uint64_t now) {
     }
     if (rm->state == 2 || rm->state == 3 || rm->state < 0)
       continue;
+    /* Everything this rank published is compared with that peer: nothing to read for
+     * (a skip needs its status only while one of ours is not compared), so an idle
+     * job costs the shared filesystem nothing. */
+    if (rm->state == 1 && oc->checked[slot] >= oc->ncoll)
+      continue;
     if (rm->state == 0) {
       if (__atomic_load_n(&status_of(oc, p)->gen, __ATOMIC_ACQUIRE)) {
         rm->state = 2;
@@ -849,8 +869,9 @@ static void dir_poll(struct ls_online_comm *oc, uint64_t now) {
         x_notice(msg, snprintf(msg, sizeof msg,
                                "lockstep: rank %d: online: rank %d of comm %016llx not seen on "
                                "the side channel after 10 s (on another host, with %s not "
-                               "shared between the hosts?); it is compared through the traces "
-                               "only (`lockstep compare`)\n",
+                               "shared between the hosts, or another LOCKSTEP_JOB_SECRET "
+                               "there?); it is compared through the traces only (`lockstep "
+                               "compare`)\n",
                                oc->rank, p, (unsigned long long)oc->id, g_dir));
       }
     }
@@ -1183,8 +1204,7 @@ static void tick_locked(int idle) {
  * 0 otherwise; *host: the writer's host key. */
 static int log_state(struct ls_online_comm *oc, int q, uint64_t *host) {
   char path[640];
-  snprintf(path, sizeof path, "%s/x-%016llx-%016llx-r%d.log", g_dir, (unsigned long long)g_job,
-           (unsigned long long)oc->id, q);
+  log_path(path, sizeof path, oc->id, q);
   int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0)
     return -1;
@@ -1267,8 +1287,7 @@ void ls_online_shutdown(void) {
         if (!rm || (rm->state != 1 && rm->state != 3))
           continue;
         int q = (oc->rank + k) % oc->size;
-        snprintf(path, sizeof path, "%s/x-%016llx-%016llx-r%d.log", g_dir,
-                 (unsigned long long)g_job, (unsigned long long)oc->id, q);
+        log_path(path, sizeof path, oc->id, q);
         if (log_done(oc, q))
           unlink(path);
       }

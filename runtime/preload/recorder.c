@@ -97,9 +97,13 @@ static const struct ls_api_desc g_own_apis[] = {
     {"lockstep_watchdog", NULL, LS_KIND_EVENT, LS_SUB_NONE},
     {"lockstep_mismatch", NULL, LS_KIND_EVENT, LS_SUB_NONE},
 };
+static void at_fork_child(void);
 __attribute__((constructor)) static void ls_register_own(void) {
   ls_g.watchdog_api = ls_api_register(g_own_apis, 2, LS_FAMILY_LOCKSTEP);
   ls_g.mismatch_api = (uint16_t)(ls_g.watchdog_api + 1);
+  /* At load, not at the first call: a fork while another thread is initializing
+   * (g_init_lock held) must still give the child fresh locks. */
+  pthread_atfork(NULL, NULL, at_fork_child);
 }
 
 /* ---- helpers ---------------------------------------------------------------- */
@@ -215,7 +219,7 @@ struct ls_comm *ls_comm_register(uint16_t family, const void *handle, uint64_t i
   pthread_mutex_lock(&g_comm_lock);
   struct ls_comm *cm = NULL;
   if (g_comm_used < LS_MAX_COMMS) {
-    cm = &g_comm_pool[g_comm_used++];
+    cm = &g_comm_pool[g_comm_used];
     cm->id = id;
     cm->handle = handle;
     cm->rank = rank;
@@ -224,6 +228,8 @@ struct ls_comm *ls_comm_register(uint16_t family, const void *handle, uint64_t i
     cm->nonblocking = 0;
     cm->async_seen = 0;
     cm->async_epoch = __atomic_load_n(&g_async_epoch, __ATOMIC_ACQUIRE);
+    /* Counted only once filled: the watchdog walks the pool without the lock. */
+    __atomic_store_n(&g_comm_used, g_comm_used + 1, __ATOMIC_RELEASE);
     unsigned s = comm_slot0(handle);
     for (unsigned probe = 0; probe < LS_MAX_COMMS; probe++, s = (s + 1) & (LS_MAX_COMMS - 1)) {
       const void *k = g_comm_keys[s];
@@ -414,7 +420,10 @@ static int trace_open(void) {
   ls_g.reserve_failed = 0;
   ls_g.reserve_unsupported = 0;
   ls_g.map_size = size;
-  if (fallocate(fd, 0, 0, (off_t)rec_off) != 0) {
+  int fa;
+  while ((fa = fallocate(fd, 0, 0, (off_t)rec_off)) != 0 && errno == EINTR)
+    ; /* a signal came in (the program's timers): not a full disk */
+  if (fa != 0) {
     if (errno == EOPNOTSUPP || errno == ENOSYS)
       ls_g.reserve_unsupported = 1;
     else {
@@ -482,6 +491,8 @@ int ls_trace_reserve(uint64_t upto) {
     if (fallocate(ls_g.fd, 0, (off_t)(ls_g.hdr->records_offset + have * LS_TRACE_RECORD_SIZE),
                   (off_t)((upto - have) * LS_TRACE_RECORD_SIZE)) == 0)
       break;
+    if (errno == EINTR)
+      continue; /* interrupted by a signal: not a full disk */
     if (errno == EOPNOTSUPP || errno == ENOSYS) {
       ls_g.reserve_unsupported = 1;
       __atomic_store_n(&ls_g.backed, ls_g.capacity, __ATOMIC_RELEASE);
@@ -568,6 +579,12 @@ static void at_exit_handler(void) {
 /* The child of a fork must not write into its parent's MAP_SHARED file: drop the
  * mapping and let the child start its own trace if it ever calls NCCL. */
 static void at_fork_child(void) {
+  /* A lock another thread held at fork time stays held in the child for good. */
+  pthread_mutex_init(&g_init_lock, NULL);
+  pthread_mutex_init(&g_comm_lock, NULL);
+  pthread_mutex_init(&g_mod_lock, NULL);
+  if (__atomic_load_n(&g_init, __ATOMIC_ACQUIRE) == LS_INIT_NONE && !ls_g.hdr)
+    return; /* nothing started yet (a process that never called NCCL: keep it cheap) */
   if (ls_g.hdr) {
     munmap(ls_g.hdr, ls_g.map_size);
     close(ls_g.fd);
@@ -575,9 +592,6 @@ static void at_fork_child(void) {
   ls_g.hdr = NULL;
   ls_g.recs = NULL;
   ls_g.capacity = 0;
-  pthread_mutex_init(&g_init_lock, NULL);
-  pthread_mutex_init(&g_comm_lock, NULL);
-  pthread_mutex_init(&g_mod_lock, NULL);
   ls_dev_reset_after_fork();
   ls_watchdog_reset_after_fork();
   ls_online_reset_after_fork();
@@ -614,7 +628,7 @@ static int disabled_by_env(void) {
 }
 
 static int init_slow(void) {
-  static int atfork_done;
+  static int atexit_done;
   pthread_mutex_lock(&g_init_lock);
   int st = __atomic_load_n(&g_init, __ATOMIC_ACQUIRE);
   if (st == LS_INIT_NONE) {
@@ -623,9 +637,8 @@ static int init_slow(void) {
       read_config();
       if (trace_open() == 0) {
         st = LS_INIT_READY;
-        if (!atfork_done) {
-          atfork_done = 1;
-          pthread_atfork(NULL, NULL, at_fork_child);
+        if (!atexit_done) {
+          atexit_done = 1;
           atexit(at_exit_handler);
         }
       }
@@ -840,15 +853,20 @@ void ls_call_exit(struct ls_call *c, int64_t rc) {
   if (r) {
     r->rc = (int32_t)rc;
     r->t_exit_ns = c->t_exit;
+    /* Atomics for wtag and flags although the record is not published as returned
+     * yet: the watchdog's event poll reads the wtag of every record an event's range
+     * covers (other threads' too), and its timeout report sets a flag on a call that
+     * has not returned. */
     if (has_seq(c->kind)) {
       if (!device_family) {
-        if (!(r->flags & LS_REC_NONBLOCKING) && rc == 0) {
+        if (!(ls_rec_flags(r) & LS_REC_NONBLOCKING) && rc == 0) {
           r->t_complete_ns = c->t_exit;
-          r->flags |= LS_REC_COMPLETED;
+          ls_rec_set_flags(r, LS_REC_COMPLETED);
         }
-        r->wtag = LS_WTAG_NONE;
+        __atomic_store_n(&r->wtag, LS_WTAG_NONE, __ATOMIC_RELAXED);
       } else if (rc != 0) {
-        r->wtag = LS_WTAG_NONE; /* not enqueued (or in progress in the background) */
+        /* not enqueued (or in progress in the background) */
+        __atomic_store_n(&r->wtag, LS_WTAG_NONE, __ATOMIC_RELAXED);
       }
     }
     __atomic_store_n(&r->state, LS_REC_RETURNED, __ATOMIC_RELEASE);

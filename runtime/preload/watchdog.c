@@ -134,6 +134,10 @@ static int64_t last_completed(uint64_t comm) {
   uint64_t lim = ls_rec_limit();
   for (uint64_t i = 0; i < lim; i++) {
     const struct ls_trace_record *r = &ls_g.recs[i];
+    /* Returned records only: an application thread may be writing the others (a new
+     * communicator's id is patched in after the call). */
+    if (__atomic_load_n(&r->state, __ATOMIC_ACQUIRE) != LS_REC_RETURNED)
+      continue;
     if (r->comm_id == comm && r->seq != LS_NO_SEQ && (ls_rec_flags(r) & LS_REC_COMPLETED) &&
         (int64_t)r->seq > best)
       best = (int64_t)r->seq;

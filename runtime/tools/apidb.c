@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "trace_format.h"
+#include "xalloc.h"
 
 static int is_rules_dir(const char *dir) {
   char p[4200];
@@ -109,7 +110,7 @@ void ls_apidb_load(struct ls_apidb *db) {
       /* A broken rules file is the project's bug, not the user's input: note it and go on. */
       fprintf(stderr, "lockstep: note: %s: invalid JSON at byte %ld; ignored\n", p, end ? (long)(end - buf) : 0L);
     } else {
-      db->docs = realloc(db->docs, (size_t)(db->ndocs + 1) * sizeof *db->docs);
+      db->docs = ls_xrealloc(db->docs, (size_t)(db->ndocs + 1) * sizeof *db->docs);
       db->docs[db->ndocs++] = doc;
     }
     free(buf);

@@ -6,6 +6,7 @@
  * Per-call facts (return codes, async errors, timeouts, calls never completed)
  * are listed for every rank independently. */
 #include "compare.h"
+#include "xalloc.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -19,7 +20,7 @@ static void note(struct ls_compare *c, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(buf, sizeof buf, fmt, ap);
   va_end(ap);
-  c->notes = realloc(c->notes, (c->nnotes + 1) * sizeof *c->notes);
+  c->notes = ls_xrealloc(c->notes, (c->nnotes + 1) * sizeof *c->notes);
   c->notes[c->nnotes++] = strdup(buf);
 }
 
@@ -78,7 +79,7 @@ int ls_ref_rank(const struct ls_trace_set *set, struct ls_ref ref) {
 static uint64_t when_of(struct ls_ref ref) { return ref.r ? ls_trace_realtime(ref.t, ref.r->t_enter_ns) : UINT64_MAX; }
 
 static struct ls_divergence *add_div(struct ls_compare *c, const char *cls, int tier) {
-  c->div = realloc(c->div, (c->ndiv + 1) * sizeof *c->div);
+  c->div = ls_xrealloc(c->div, (c->ndiv + 1) * sizeof *c->div);
   struct ls_divergence *d = &c->div[c->ndiv++];
   memset(d, 0, sizeof *d);
   d->cls = cls;
@@ -121,7 +122,7 @@ static struct ls_comm *comm_get(struct ls_compare *c, uint64_t id, unsigned inc,
     if (c->comms[i].id == id && c->comms[i].incarnation == inc)
       cm = &c->comms[i];
   if (!cm) {
-    c->comms = realloc(c->comms, (c->ncomms + 1) * sizeof *c->comms);
+    c->comms = ls_xrealloc(c->comms, (c->ncomms + 1) * sizeof *c->comms);
     cm = &c->comms[c->ncomms++];
     memset(cm, 0, sizeof *cm);
     cm->id = id;
@@ -131,7 +132,7 @@ static struct ls_comm *comm_get(struct ls_compare *c, uint64_t id, unsigned inc,
     cm->size = size;
   if (rank >= cm->nslots) {
     int n = rank + 1 > 2 * cm->nslots ? rank + 1 : 2 * cm->nslots;
-    cm->ranks = realloc(cm->ranks, (size_t)n * sizeof *cm->ranks); // NOLINT(clang-analyzer-optin.portability.UnixAPI): n >= rank + 1 >= 1
+    cm->ranks = ls_xrealloc(cm->ranks, (size_t)n * sizeof *cm->ranks);
     memset(cm->ranks + cm->nslots, 0, (size_t)(n - cm->nslots) * sizeof *cm->ranks);
     cm->nslots = n;
   }
@@ -167,7 +168,7 @@ static int build_comms(const struct ls_trace_set *set, struct ls_compare *c) {
         if (keys[j].t == t && keys[j].comm == r->comm_id && keys[j].rank == r->comm_rank)
           k = &keys[j];
       if (!k) {
-        keys = realloc(keys, (nkeys + 1) * sizeof *keys);
+        keys = ls_xrealloc(keys, (nkeys + 1) * sizeof *keys);
         k = &keys[nkeys++];
         *k = (struct inc_key){.t = t, .comm = r->comm_id, .rank = r->comm_rank};
       }
@@ -190,7 +191,7 @@ static int build_comms(const struct ls_trace_set *set, struct ls_compare *c) {
       cr->present = 1;
       if (cr->n == cr->cap) {
         cr->cap = cr->cap ? 2 * cr->cap : 64;
-        cr->v = realloc(cr->v, cr->cap * sizeof *cr->v);
+        cr->v = ls_xrealloc(cr->v, cr->cap * sizeof *cr->v);
       }
       cr->v[cr->n++] = (struct ls_ref){t, r};
     }
@@ -616,7 +617,7 @@ static struct ctstate *ct_get(struct ctx *x, uint64_t comm) {
   struct ctstate *s = ct_find(x, comm);
   if (s)
     return s;
-  x->v = realloc(x->v, (x->n + 1) * sizeof *x->v);
+  x->v = ls_xrealloc(x->v, (x->n + 1) * sizeof *x->v);
   s = &x->v[x->n++];
   memset(s, 0, sizeof *s);
   s->comm = comm;
@@ -673,7 +674,7 @@ static const char *contract(struct ctx *x, const struct ls_apidb *db, struct ls_
       s->pend = ref;
       x->unjudged |= !x->judge_ready;
     } else if (returned && (r->flags & LS_REC_COMM_NONBLOCKING) && (r->flags & LS_REC_IN_GROUP)) {
-      x->cand = realloc(x->cand, (x->ncand + 1) * sizeof *x->cand);
+      x->cand = ls_xrealloc(x->cand, (x->ncand + 1) * sizeof *x->cand);
       x->cand[x->ncand++] = (struct ctcand){r->tid, r->comm_id, ref};
     }
     return cls;
@@ -845,7 +846,7 @@ static void per_call(struct ls_compare *c, const struct ls_trace_set *set, const
         if (same_event(&c->div[k], cls, has_comm, comm, has_seq, seq, ref, rank))
           break;
       if (once) {
-        o = realloc(o, (no + 1) * sizeof *o);
+        o = ls_xrealloc(o, (no + 1) * sizeof *o);
         o[no++] = (struct once){t, r->comm_id, cls, k < c->ndiv ? SIZE_MAX : c->ndiv, 0};
       }
       if (k < c->ndiv) {

@@ -170,8 +170,10 @@ cJSON *ls_divergence_json(struct ls_symbolizer *sym, const struct ls_divergence 
 
 int ls_json_print(FILE *out, const cJSON *doc) {
   char *s = cJSON_Print(doc);
-  if (!s)
-    return -1;
+  if (!s) { /* cJSON_Print fails only for lack of memory: xalloc.h's policy */
+    fputs("lockstep: out of memory (printing JSON)\n", stderr);
+    exit(2);
+  }
   fprintf(out, "%s\n", s);
   free(s);
   return 0;

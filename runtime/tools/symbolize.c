@@ -3,6 +3,7 @@
  * address: pc itself may already belong to the next source line. With -i the
  * first frame printed is the innermost one, i.e. where the call is written. */
 #include "symbolize.h"
+#include "xalloc.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -64,7 +65,7 @@ static struct sym_module *module(struct ls_symbolizer *s, const char *path) {
       return &s->m[i];
   if (s->n == s->cap) {
     s->cap = s->cap ? 2 * s->cap : 8;
-    s->m = realloc(s->m, s->cap * sizeof *s->m);
+    s->m = ls_xrealloc(s->m, s->cap * sizeof *s->m);
   }
   struct sym_module *m = &s->m[s->n++];
   memset(m, 0, sizeof *m);
@@ -92,7 +93,7 @@ void ls_sym_want(struct ls_symbolizer *s, const struct ls_trace *t, const struct
     return;
   if (m->n == m->cap) {
     m->cap = m->cap ? 2 * m->cap : 64;
-    m->e = realloc(m->e, m->cap * sizeof *m->e);
+    m->e = ls_xrealloc(m->e, m->cap * sizeof *m->e);
   }
   m->e[m->n++] = (struct sym_entry){.offset = off};
 }

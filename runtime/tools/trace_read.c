@@ -2,6 +2,7 @@
  * before anyone looks at a record. The whole file is read (not mmap'ed) so a
  * file truncated underneath us cannot SIGBUS the reader. */
 #include "trace_read.h"
+#include "xalloc.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -247,7 +248,7 @@ static int list_dir(const char *dir, char ***names, size_t *n, size_t *cap) {
       continue;
     if (*n == *cap) {
       *cap = *cap ? *cap * 2 : 16;
-      *names = realloc(*names, *cap * sizeof **names);
+      *names = ls_xrealloc(*names, *cap * sizeof **names);
     }
     size_t len = strlen(dir) + strlen(e->d_name) + 2;
     char *p = malloc(len);
@@ -280,7 +281,7 @@ int ls_trace_set_load(struct ls_trace_set *set, char *const *paths, size_t npath
     } else {
       if (n == cap) {
         cap = cap ? cap * 2 : 16;
-        names = realloc(names, cap * sizeof *names);
+        names = ls_xrealloc(names, cap * sizeof *names);
       }
       names[n++] = strdup(paths[i]);
     }

@@ -3,8 +3,8 @@
 # through their logs in the shared directory (the NFS transport). A mismatch is named
 # on both "hosts" within a bounded time of the second rank's call; a skip is called
 # from the remote rank's logged status; without the logs (LOCKSTEP_ONLINE_CROSSHOST=0)
-# nothing is said, which shows the hosts really are apart; the logs are gone after a
-# clean exit.
+# nothing is said, which shows the hosts really are apart; a directory that is not
+# shared is said once; the logs are gone after a clean exit.
 . "$(dirname "$0")/lib.sh"
 export LD_LIBRARY_PATH="$LS_FAKECUDA" LOCKSTEP_ONLINE_DIR="$T/ch" LOCKSTEP_ONLINE_TIMESTAMPS=1
 mkdir -m 700 "$T/ch"
@@ -42,6 +42,20 @@ done
 # the hosts really are apart: without the logs nobody compares
 LOCKSTEP_ONLINE_CROSSHOST=0 run_pair apart op 600
 cat "$T"/apart.err* | grep -q differs && fail "compared without the logs: $(cat "$T"/apart.err*)"
+# a directory each host keeps to itself (not shared): the other host's rank never
+# shows up; each rank says so once, after 10 s, and nothing else
+for r in 0 1; do
+  mkdir -m 700 "$T/own$r"
+  LOCKSTEP_ONLINE_DIR="$T/own$r" LOCKSTEP_ONLINE_HOST=host$r LS_TEST_LINGER_MS=12500 RANK=$r \
+    WORLD_SIZE=2 LOCKSTEP_TRACE_DIR="$T/unshared" LD_PRELOAD="$LS_LIB" "$LS_PROG" diverge op \
+    2> "$T/unshared.err$r" &
+done
+wait
+for r in 0 1; do
+  [ "$(wc -l < "$T/unshared.err$r")" -eq 1 ] &&
+    grep -Eq "^lockstep: rank $r: online: rank $((1 - r)) of comm [0-9a-f]{16} not seen on the side channel after 10 s \(on another host, with $T/own$r not shared between the hosts, or another LOCKSTEP_JOB_SECRET there\?\); it is compared through the traces only" "$T/unshared.err$r" ||
+    fail "unshared directory: rank $r: $(cat "$T/unshared.err$r")"
+done
 # skip: rank 0's seq 1 never completes (device), rank 1 never issues it and goes idle,
 # then exits: named from rank 1's logged status, long before the 20 s watchdog
 LS_FAKE_CUDA_NEVER=1 LOCKSTEP_TIMEOUT=20 LOCKSTEP_SKIP_MS=300 LOCKSTEP_ONLINE_HOST=host0 \

@@ -1,6 +1,7 @@
 # The cross-host logs under attack or failure, with ranks on simulated hosts
-# (LOCKSTEP_ONLINE_HOST): a peer with another job's secret, a garbage log and a log open
-# to others are rejected, said once, never trusted; a log that cannot be written turns
+# (LOCKSTEP_ONLINE_HOST): a rank with another secret is another job (other file names,
+# nothing compared); another job's log, a garbage log and a log open to others under
+# the name a rank reads are rejected, said once, never trusted; a log that cannot be written turns
 # the cross-host half off with one notice, the program's result unchanged and
 # `lockstep compare` still naming the divergence from the traces; so does a channel
 # directory that cannot be created at all.
@@ -12,30 +13,43 @@ one() { # name rank host linger [how]: one rank, in the background, exit code to
   ( LOCKSTEP_ONLINE_HOST=$3 LS_TEST_LINGER_MS=$4 RANK=$2 WORLD_SIZE=2 LOCKSTEP_TRACE_DIR="$T/${TRD:-$1}" \
     LD_PRELOAD="$LS_LIB" "$LS_PROG" diverge "${5:-op}" 2> "$T/$1.err$2"; echo $? > "$T/$1.rc$2" ) &
 }
-# another job's secret on host B: its records fail the MAC
-LOCKSTEP_JOB_SECRET=$(printf '%032x' 1) one sec 0 hostA 2500
-LOCKSTEP_JOB_SECRET=$(printf '%032x' 2) one sec 1 hostB 2500
+# another secret on host B is another job: its log has another name, nothing is compared
+LOCKSTEP_JOB_SECRET=$(printf '%032x' 1) one sec 0 hostA 1200
+LOCKSTEP_JOB_SECRET=$(printf '%032x' 2) one sec 1 hostB 1200
 wait
-cat "$T"/sec.err* | grep -q 'rejected a log record from rank [01] (foreign or corrupted)' ||
-  fail "foreign secret not rejected: $(cat "$T"/sec.err*)"
-cat "$T"/sec.err* | grep -q differs && fail "a foreign message was trusted: $(cat "$T"/sec.err*)"
-for r in 0 1; do
-  [ "$(grep -c rejected "$T/sec.err$r")" -le 1 ] || fail "rank $r said it more than once: $(cat "$T/sec.err$r")"
-done
-# rank 0 alone (rank 1 never comes): its log's name gives rank 1's
-TRD=solo one learn 0 hostA 1500 none
-name=
-for i in $(seq 40); do
-  name=$(ls "$T/ch" | grep 'r0\.log$' | head -1)
-  [ -n "$name" ] && break
-  sleep 0.05
-done
-wait
+cat "$T"/sec.err* | grep -q differs && fail "another job's messages were trusted: $(cat "$T"/sec.err*)"
+# learn the names: rank 0 alone (rank 1 never comes) with secret 1, then rank 1 alone
+# with secret 2, whose log is kept while it runs
+learn() { # rank host secret -> prints its log's file name
+  LOCKSTEP_JOB_SECRET=$3 TRD=solo one learn$1 "$1" "$2" 1500 none
+  n=
+  for i in $(seq 40); do
+    n=$(ls "$T/ch" | grep "r$1\.log\$" | head -1)
+    [ -n "$n" ] && break
+    sleep 0.05
+  done
+  [ -n "$n" ] && sleep 0.2 && cp "$T/ch/$n" "$T/kept$1"
+  wait
+  echo "$n"
+}
+name=$(learn 0 hostA "$(printf '%032x' 1)")
 [ -n "$name" ] || fail "rank 0 wrote no log"
+other=$(learn 1 hostB "$(printf '%032x' 2)")
+[ -n "$other" ] && [ -s "$T/kept1" ] || fail "rank 1 wrote no log"
+[ "${name%-r0.log}" != "${other%-r1.log}" ] || fail "the secret is not in the log's name"
 peer="$T/ch/${name%r0.log}r1.log"
-# a garbage log for rank 1
-head -c 4096 /dev/urandom > "$peer"; chmod 600 "$peer"
+# rank 1's log from the other job, under the name rank 0 reads: a well-formed log whose
+# MACs are another key's
 rm -rf "$T/solo"
+cp "$T/kept1" "$peer"; chmod 600 "$peer"
+LOCKSTEP_JOB_SECRET=$(printf '%032x' 1) TRD=solo one foreign 0 hostA 2500 none; wait
+grep -q "^lockstep: rank 0: side channel $peer: rejected a log record from rank 1 (foreign or corrupted); rank 1 is no longer checked online" "$T/foreign.err0" ||
+  fail "foreign log not rejected: $(cat "$T/foreign.err0")"
+[ "$(wc -l < "$T/foreign.err0")" -eq 1 ] || fail "foreign: said more than once: $(cat "$T/foreign.err0")"
+export LOCKSTEP_JOB_SECRET=$(printf '%032x' 1)
+# a garbage log for rank 1
+rm -rf "$T/solo"
+head -c 4096 /dev/urandom > "$peer"; chmod 600 "$peer"
 TRD=solo one garbage 0 hostA 2500 none; wait
 grep -q "^lockstep: rank 0: side channel $peer: rejected a log record from rank 1 (foreign or corrupted); rank 1 is no longer checked online" "$T/garbage.err0" ||
   fail "garbage log not rejected: $(cat "$T/garbage.err0")"

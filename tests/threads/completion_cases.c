@@ -117,3 +117,12 @@ void recv_in_group(float *buf, int n) {
   ncclGroupEnd();
   cudaStreamSynchronize(s);
 }
+
+void after_finalize(float *m, int n) {
+  cudaStream_t s;
+  cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+  cudaMallocManaged((void **)&m, 64, cudaMemAttachGlobal);
+  ncclAllReduce(m, m, n, ncclFloat, ncclSum, comm, s);
+  ncclCommFinalize(comm); /* flushes the communicator's work */
+  host[0] = m[0];
+}

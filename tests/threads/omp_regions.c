@@ -51,3 +51,51 @@ void not_a_region(ncclComm_t comm, cudaStream_t s, float *buf) {
     ncclAllReduce(buf + i, buf + i, 8, ncclFloat, ncclSum, comm, s);
   ncclGroupEnd();
 }
+
+void primary_thread_group(ncclComm_t comm, cudaStream_t s, float *buf) {
+  ncclGroupStart();
+#pragma omp parallel
+  {
+#pragma omp master
+    ncclAllReduce(buf, buf, 8, ncclFloat, ncclSum, comm, s);
+#pragma omp masked
+    {
+      ncclGroupEnd(); /* the primary thread is the one that opened the group */
+    }
+  }
+}
+
+void single_is_any_thread(ncclComm_t comm, cudaStream_t s, float *buf) {
+  ncclGroupStart();
+  ncclAllReduce(buf, buf, 8, ncclFloat, ncclSum, comm, s);
+#pragma omp parallel
+  {
+#pragma omp single
+    ncclGroupEnd(); // expected-warning{{group-across-threads}}
+  }
+}
+
+void comment_before_statement(ncclComm_t comm, cudaStream_t s, float *buf) {
+#pragma omp parallel
+  /* every thread of the team
+   * opens a group here */
+  ncclGroupStart();
+  ncclAllReduce(buf, buf, 8, ncclFloat, ncclSum, comm, s);
+  ncclGroupEnd(); // expected-warning{{group-across-threads}}
+}
+
+void comment_then_code(ncclComm_t comm, cudaStream_t s, float *buf) {
+#pragma omp parallel
+  /* one line */ ncclGroupStart();
+  ncclAllReduce(buf, buf, 8, ncclFloat, ncclSum, comm, s);
+  ncclGroupEnd(); // expected-warning{{group-across-threads}}
+}
+
+void own_group_after_region(ncclComm_t comm, cudaStream_t s, float *buf) {
+#pragma omp parallel
+  ncclGroupStart();
+  ncclGroupStart(); /* the encountering thread's own, nested: closed by the next end */
+  ncclAllReduce(buf, buf, 8, ncclFloat, ncclSum, comm, s);
+  ncclGroupEnd();
+  ncclGroupEnd(); // expected-warning{{group-across-threads}}
+}

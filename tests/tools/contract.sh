@@ -65,6 +65,18 @@ lacks notready api-error
 LOCKSTEP_RECORD_QUERIES=1 run_pair notready notready_allq
 first_is notready_allq not-ready 0 "$NOTREADY"
 
+# confirm joins a lint finding at the call with the not-ready divergence there.
+cat > nr_lint.json <<JSON
+{"version":1,"tool":"lockstep","findings":[
+ {"rule":"nonblocking-not-ready","file":"tests/tools/contract_prog.c","line":$NOTREADY,"column":5,"function":"main",
+  "message":"m","fingerprint":"f1","notes":[],
+  "sites":[{"file":"tests/tools/contract_prog.c","line":$NOTREADY,"column":5,"callee":"ncclAllReduce"}]}],"tus":[]}
+JSON
+"$LS_BIN" confirm --findings nr_lint.json --traces notready > confirm.txt
+[ $? -eq 1 ] && grep -q "^confirmed .*not-ready on comm" confirm.txt || fail "confirm: $(cat confirm.txt)"
+"$LS_BIN" confirm --findings nr_lint.json --traces ready > confirm_ready.txt
+[ $? -eq 0 ] && grep -q "^not-exercised" confirm_ready.txt || fail "confirm (ready): $(cat confirm_ready.txt)"
+
 # Destroy right after a non-blocking finalize: no seq of its own, one past the last.
 run_pair fin
 first_is fin not-ready 1 "$DESTROY"

@@ -9,7 +9,16 @@
  * NCCL's ncclCommEnsureReady answers it; a split's rank and size read 0 until its
  * background job ended, as in NCCL). It moves no data and knows
  * nothing about other ranks: a split keeps the parent's rank and size. The real
- * evidence for NCCL comes from gpu_tests/ on real GPUs. */
+ * evidence for NCCL comes from gpu_tests/ on real GPUs.
+ * Knobs for the stress tests (tests/runtime/stress_nccl.c), all off by default:
+ *   LS_STANDIN_FAIL_MOD=M, LS_STANDIN_FAIL_RC=R  a collective or send/recv whose count
+ *       is M-1 modulo M fails with R (stored in a group like any error)
+ *   LS_STANDIN_DELAY_US=U  each collective or send/recv spends U us "in NCCL"
+ *   LS_STANDIN_ABORT_ERRORS=1  a call on an aborted communicator returns
+ *       ncclInvalidArgument (NCCL's check of a freed handle), ncclRemoteError when
+ *       the abort came while the call was in flight
+ * and lsStandinRcHash(): a per-thread hash of every result the collectives, send/recv
+ * and group calls returned, so a program can prove it saw exactly those. */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -29,7 +38,19 @@ struct ncclComm {
 
 static __thread int depth;
 static __thread ncclResult_t group_error;
+static __thread unsigned long long rc_hash;
 static int abort_count;
+
+static long env_long(const char *name) {
+  const char *v = getenv(name);
+  return v ? atol(v) : 0;
+}
+
+/* Results as returned, hashed in order (lsStandinRcHash). */
+static ncclResult_t ret(ncclResult_t r) {
+  rc_hash = rc_hash * 1000003ull + (unsigned long long)r + 1u;
+  return r;
+}
 
 static int polls(void) {
   const char *p = getenv("LS_STANDIN_POLLS");
@@ -59,65 +80,82 @@ static ncclResult_t end_internal(void) {
   return r;
 }
 
-static ncclResult_t enqueue(ncclComm_t comm, long dtype, long redop, long root, long nr_check) {
-  ncclResult_t ret = ncclSuccess, r;
+static int aborted(ncclComm_t comm) {
+  return env_long("LS_STANDIN_ABORT_ERRORS") == 1 && __atomic_load_n(&comm->aborted, __ATOMIC_ACQUIRE);
+}
+
+static ncclResult_t enqueue(ncclComm_t comm, size_t count, long dtype, long redop, long root,
+                            long nr_check) {
+  ncclResult_t res = ncclSuccess, r;
   start_internal();
+  long mod = env_long("LS_STANDIN_FAIL_MOD"), delay = env_long("LS_STANDIN_DELAY_US");
   if (!comm)
-    ret = ncclInvalidArgument;
+    res = ncclInvalidArgument;
+  else if (aborted(comm))
+    res = ncclInvalidArgument;
   else if (dtype < 0 || dtype >= 12)
-    ret = ncclInvalidArgument;
+    res = ncclInvalidArgument;
   else if (redop != -1 && (redop < 0 || redop >= 5))
-    ret = ncclInvalidArgument;
+    res = ncclInvalidArgument;
   else if (nr_check && (root < 0 || root >= comm->nranks))
-    ret = ncclInvalidArgument;
+    res = ncclInvalidArgument;
   else if (!comm->blocking && comm->async == ncclInProgress)
-    ret = ncclInvalidArgument; /* ncclCommEnsureReady: not enqueued */
-  err_check(ret);
+    res = ncclInvalidArgument; /* ncclCommEnsureReady: not enqueued */
+  else if (mod > 0 && count % (size_t)mod == (size_t)mod - 1)
+    res = (ncclResult_t)env_long("LS_STANDIN_FAIL_RC");
+  if (res == ncclSuccess && delay > 0) {
+    usleep((useconds_t)delay);
+    if (aborted(comm))
+      res = ncclRemoteError;
+  }
+  err_check(res);
   if ((r = end_internal()) != ncclSuccess)
-    return r;
+    return ret(r);
   /* NCCL: a non-blocking communicator answers with its async state */
-  if (ret == ncclSuccess && !comm->blocking)
-    return comm->async;
-  return ret;
+  if (res == ncclSuccess && !comm->blocking)
+    return ret(comm->async);
+  return ret(res);
 }
 
 EXPORT int lsStandinAbortCount(void);
 EXPORT int lsStandinAbortCount(void) { return __atomic_load_n(&abort_count, __ATOMIC_ACQUIRE); }
+EXPORT unsigned long long lsStandinRcHash(void);
+EXPORT unsigned long long lsStandinRcHash(void) { return rc_hash; }
 
 #define COLL(name, params, check)                                                                  \
   EXPORT ncclResult_t name params;                                                                 \
   EXPORT ncclResult_t name params { return check; }
 
 COLL(ncclAllReduce, (const void *s, void *r, size_t n, ncclDataType_t t, ncclRedOp_t op, ncclComm_t c, cudaStream_t st),
-     enqueue(c, t, op, 0, 0))
+     enqueue(c, n, t, op, 0, 0))
 COLL(ncclBroadcast, (const void *s, void *r, size_t n, ncclDataType_t t, int root, ncclComm_t c, cudaStream_t st),
-     enqueue(c, t, -1, root, 1))
+     enqueue(c, n, t, -1, root, 1))
 COLL(ncclBcast, (void *b, size_t n, ncclDataType_t t, int root, ncclComm_t c, cudaStream_t st),
-     enqueue(c, t, -1, root, 1))
+     enqueue(c, n, t, -1, root, 1))
 COLL(ncclReduce, (const void *s, void *r, size_t n, ncclDataType_t t, ncclRedOp_t op, int root, ncclComm_t c, cudaStream_t st),
-     enqueue(c, t, op, root, 1))
+     enqueue(c, n, t, op, root, 1))
 COLL(ncclAllGather, (const void *s, void *r, size_t n, ncclDataType_t t, ncclComm_t c, cudaStream_t st),
-     enqueue(c, t, -1, 0, 0))
+     enqueue(c, n, t, -1, 0, 0))
 COLL(ncclReduceScatter, (const void *s, void *r, size_t n, ncclDataType_t t, ncclRedOp_t op, ncclComm_t c, cudaStream_t st),
-     enqueue(c, t, op, 0, 0))
+     enqueue(c, n, t, op, 0, 0))
 COLL(ncclAlltoAll, (const void *s, void *r, size_t n, ncclDataType_t t, ncclComm_t c, cudaStream_t st),
-     enqueue(c, t, -1, 0, 0))
+     enqueue(c, n, t, -1, 0, 0))
 COLL(ncclGather, (const void *s, void *r, size_t n, ncclDataType_t t, int root, ncclComm_t c, cudaStream_t st),
-     enqueue(c, t, -1, root, 1))
+     enqueue(c, n, t, -1, root, 1))
 COLL(ncclScatter, (const void *s, void *r, size_t n, ncclDataType_t t, int root, ncclComm_t c, cudaStream_t st),
-     enqueue(c, t, -1, root, 1))
+     enqueue(c, n, t, -1, root, 1))
 COLL(ncclSend, (const void *s, size_t n, ncclDataType_t t, int peer, ncclComm_t c, cudaStream_t st),
-     enqueue(c, t, -1, peer, 1))
+     enqueue(c, n, t, -1, peer, 1))
 COLL(ncclRecv, (void *r, size_t n, ncclDataType_t t, int peer, ncclComm_t c, cudaStream_t st),
-     enqueue(c, t, -1, peer, 1))
+     enqueue(c, n, t, -1, peer, 1))
 
 EXPORT ncclResult_t ncclGroupStart(void);
 EXPORT ncclResult_t ncclGroupStart(void) {
   start_internal();
-  return ncclSuccess;
+  return ret(ncclSuccess);
 }
 EXPORT ncclResult_t ncclGroupEnd(void);
-EXPORT ncclResult_t ncclGroupEnd(void) { return end_internal(); }
+EXPORT ncclResult_t ncclGroupEnd(void) { return ret(end_internal()); }
 EXPORT ncclResult_t ncclGroupSimulateEnd(ncclSimInfo_t *sim);
 EXPORT ncclResult_t ncclGroupSimulateEnd(ncclSimInfo_t *sim) { return end_internal(); }
 

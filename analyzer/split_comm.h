@@ -1,0 +1,14 @@
+/* split_comm.h — communicators split by a rank-dependent color, and branches on that same
+ * color: all ranks of each new communicator take the same side (split_comm.c). */
+#ifndef LOCKSTEP_SPLIT_COMM_H
+#define LOCKSTEP_SPLIT_COMM_H
+
+#include "lint.h"
+
+/* Records, once per program, which communicator each split call creates and its color. */
+void ls_split_scan(ls_program *p);
+/* 1 when every call of calls[0..n) is a collective on a communicator that was split with a
+ * color this branch condition is a function of (and n > 0). */
+int ls_split_guarded(ls_program *p, ls_node *cond, ls_node *const *calls, int n);
+
+#endif

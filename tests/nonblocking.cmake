@@ -1,0 +1,44 @@
+# tests/nonblocking.cmake — lint's non-blocking communicator checks (issue 10 items 2 and 5:
+# nonblocking-not-ready, poll-without-error-check, continue-after-abort's asynchronous half)
+# beyond the fixtures' own --verify entries: small good_/warn_ cases, the findings' notes and
+# sites, the rules driving the checks (an edited `nonblocking` key changes what is flagged), and a
+# malformed `nonblocking` key.
+if(LOCKSTEP_ANALYZER AND TARGET lockstep)
+  find_package(Python3 COMPONENTS Interpreter QUIET)
+  find_path(_nb_cuda_inc nccl.h HINTS ENV CUDA_HOME /usr/local/cuda PATH_SUFFIXES include)
+  if(NOT _nb_cuda_inc)
+    set(_nb_cuda_inc /usr/local/cuda/include)
+  endif()
+  set(_nb_mpi_flags)
+  find_program(_nb_mpicc mpicc)
+  if(_nb_mpicc)
+    execute_process(COMMAND ${_nb_mpicc} --showme:incdirs OUTPUT_VARIABLE _nb_out
+                    OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET RESULT_VARIABLE _nb_rc)
+    if(_nb_rc EQUAL 0)
+      separate_arguments(_nb_dirs UNIX_COMMAND "${_nb_out}")
+      foreach(_d ${_nb_dirs})
+        list(APPEND _nb_mpi_flags -I${_d})
+      endforeach()
+    endif()
+  endif()
+  if(Python3_Interpreter_FOUND)
+    add_test(NAME nonblocking.lint
+             COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/nonblocking/check_nonblocking.py
+                     $<TARGET_FILE:lockstep> ${PROJECT_SOURCE_DIR} ${_nb_cuda_inc} ${_nb_mpi_flags})
+    set_tests_properties(nonblocking.lint PROPERTIES TIMEOUT 180 LABELS "analyzer;nonblocking")
+  endif()
+  add_test(NAME nonblocking.cases
+           COMMAND $<TARGET_FILE:lockstep> lint --verify ${CMAKE_CURRENT_SOURCE_DIR}/nonblocking/cases.c
+                   -- -I${_nb_cuda_inc})
+  set_tests_properties(nonblocking.cases PROPERTIES TIMEOUT 60 LABELS "analyzer;nonblocking")
+  add_test(NAME nonblocking.helper_across_tus
+           COMMAND $<TARGET_FILE:lockstep> lint --verify ${CMAKE_CURRENT_SOURCE_DIR}/nonblocking/helper_tu_a.c
+                   ${CMAKE_CURRENT_SOURCE_DIR}/nonblocking/helper_tu_b.c -- -I${_nb_cuda_inc})
+  set_tests_properties(nonblocking.helper_across_tus PROPERTIES TIMEOUT 60 LABELS "analyzer;nonblocking")
+  add_test(NAME nonblocking.rules_bad_key
+           COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/analyzer/expect.sh 2
+                   "bad_nonblocking\\.json: error: nonblocking: \"value\" must be an integer"
+                   -- $<TARGET_FILE:lockstep> lint --rules ${CMAKE_CURRENT_SOURCE_DIR}/nonblocking/bad_nonblocking.json
+                   ${CMAKE_CURRENT_SOURCE_DIR}/analyzer/inputs/clean.c)
+  set_tests_properties(nonblocking.rules_bad_key PROPERTIES TIMEOUT 60 LABELS "analyzer;nonblocking")
+endif()
