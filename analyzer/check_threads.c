@@ -963,6 +963,27 @@ static void completion(ls_program *p, ls_func *f, struct facts *F, struct msyncs
       struct fact *h = fact_get(F, buf->ent, 0);
       w.host = h && h->hostmem ? h : NULL;
       struct wstate s0 = {0, 0, 0, 0};
+      /* events recorded just before the collective (straight-line code above it) capture
+       * the stream without it: waiting for them waits for nothing of the collective */
+      ls_block *bk = k;
+      int bi = i;
+      for (int hops = 0; hops < 64; hops++) {
+        for (int j = bi - 1; j >= 0; j--) {
+          ls_node *x = bk->items[j];
+          if (x == n)
+            break;
+          if (is_kind(x, "event_record")) {
+            ls_node *e = arg_role(x, LS_ROLE_EVENT);
+            int ei = e ? slot(w.events, &w.nev, e) : -1;
+            if (ei >= 0 && !(s0.cover >> ei & 1))
+              s0.noncover |= 1u << ei;
+          }
+        }
+        if (bk->npred != 1 || bk == f->entry)
+          break;
+        bk = bk->pred[0];
+        bi = bk->nitems;
+      }
       uint32_t m = mask_before(k, i);
       for (int d = 7; d >= 1 && m; d--) /* the deepest possible depth: the group is still open */
         if (m & (1u << (LS_GZ + d))) {
