@@ -11,8 +11,9 @@
  * Intra-procedural, plus one summary: a function that polls a communicator parameter ready on
  * every return that is not an error constant settles the argument at its calls. API facts come
  * from the rules only: kinds, the roles comm/out_comm/config/out_async_state, and the top-level
- * `success`, `pending` and `nonblocking`. Non-goals: aliases (a second variable holding the same
- * communicator), communicators in containers indexed by a changing subscript. */
+ * `success`, `pending` and `nonblocking`. A decision on the state whose branch assigns a flag
+ * hands the problem to that flag (silence). Non-goals: aliases (a second variable holding the
+ * same communicator), communicators in containers indexed by a changing subscript, flags. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,6 +59,9 @@ struct nb {
   ls_func *f;
   ls_vec *out;
   int report, summary;
+  unsigned char *rec; /* records_error's answers per (block, edge): 0 unknown, 1 no, 2 yes */
+  ls_node **leaf, **root; /* each operand of a && / || condition, and the whole condition */
+  int nroots, caproots;
   ls_node *comm[NB_MAXC];
   int ncomm;
   ls_entity *var[NB_MAXV];
@@ -356,15 +360,13 @@ static void reset_comm(struct st *s, int c) {
 
 /* ---- reads: anything but a comparison with pending looks at the state ---- */
 
-static void reads(const struct nb *x, ls_node *n, struct st *s) {
+/* The tracked state variables that n reads (a bit each). */
+static uint32_t read_mask(const struct nb *x, ls_node *n) {
   if (!n)
-    return;
+    return 0;
   if (n->kind == CXCursor_DeclRefExpr) {
     int v = ent_idx(x->var, x->nvar, n->ent);
-    if (v >= 0) {
-      s->v[v].unex = s->v[v].tu = s->v[v].tuat = NULL;
-    }
-    return;
+    return v >= 0 ? (uint32_t)1 << v : 0;
   }
   int skip = -1;
   if (ls_ct_call_kind(n, "async_error_query")) {
@@ -379,11 +381,20 @@ static void reads(const struct nb *x, ls_node *n, struct st *s) {
              (n->op == CXBinaryOperator_EQ || n->op == CXBinaryOperator_NE)) {
     for (int side = 0; side < 2; side++)
       if (cclass(x, n->kids[1 - side]) == 1 && var_ref(x, n->kids[side]) >= 0)
-        return; /* "still pending?" says nothing about an error */
+        return 0; /* "still pending?" says nothing about an error */
   }
+  uint32_t m = 0;
   for (unsigned i = 0; i < n->nkids; i++)
     if ((int)i != skip)
-      reads(x, n->kids[i], s);
+      m |= read_mask(x, n->kids[i]);
+  return m;
+}
+
+static void reads(const struct nb *x, ls_node *n, struct st *s) {
+  uint32_t m = x->nvar ? read_mask(x, n) : 0;
+  for (int v = 0; m && v < x->nvar; v++)
+    if (m >> v & 1)
+      s->v[v].unex = s->v[v].tu = s->v[v].tuat = NULL;
 }
 
 /* ---- findings ---- */
@@ -712,9 +723,50 @@ static void item(struct nb *x, ls_node *n, struct st *s) {
   }
 }
 
-/* What the comparison in `cond` says on one of its edges (taken: the comparison is true). */
-static void refine(struct nb *x, ls_node *cond, int taken, struct st *s) {
-  ls_node *c = ls_ct_unwrap(cond);
+/* Does the branch that edge j of block k enters assign a variable (not a state variable)
+ * before it joins the other side again? A program that records the error it
+ * saw (`failed = 1`, then `if (agreed_failure) abort...` further down) decides later, through a
+ * flag lint does not follow: the error then counts as handled. Logging alone stores nothing. */
+static int records_error(struct nb *x, ls_block *k, int j) {
+  ls_func *f = x->f;
+  if (!x->rec && !(x->rec = calloc((size_t)f->nblocks * 2, 1)))
+    abort();
+  unsigned char *memo = &x->rec[k->id * 2 + (j ? 1 : 0)];
+  if (*memo)
+    return *memo == 2;
+  char *seen = calloc((size_t)f->nblocks, 1);
+  ls_block **stack = malloc((size_t)f->nblocks * sizeof *stack);
+  if (!seen || !stack)
+    abort();
+  int sp = 0, found = 0;
+  stack[sp++] = k->succ[j];
+  seen[k->succ[j]->id] = 1;
+  while (sp && !found) {
+    ls_block *b = stack[--sp];
+    if (b == k->ipdom || b == f->exit || b == f->abort_blk || b == f->killall || b == f->vexit)
+      continue;
+    for (int i = 0; i < b->nitems && !found; i++) {
+      ls_node *n = b->items[i];
+      if ((n->kind == CXCursor_BinaryOperator && n->op == CXBinaryOperator_Assign) ||
+          n->kind == CXCursor_CompoundAssignOperator)
+        found = n->nkids == 2 && var_ref(x, n->kids[0]) < 0;
+    }
+    for (int t = 0; t < b->nsucc; t++)
+      if (!seen[b->succ[t]->id]) {
+        seen[b->succ[t]->id] = 1;
+        stack[sp++] = b->succ[t];
+      }
+  }
+  free(seen);
+  free(stack);
+  *memo = found ? 2 : 1;
+  return found;
+}
+
+/* What block blk's comparison says on its edge j (j == 0: the comparison is true). */
+static void refine(struct nb *x, ls_block *blk, int j, struct st *s) {
+  ls_node *c = ls_ct_unwrap(blk->cond);
+  int taken = j == 0;
   if (!c || c->kind != CXCursor_BinaryOperator || c->nkids != 2 ||
       (c->op != CXBinaryOperator_EQ && c->op != CXBinaryOperator_NE))
     return;
@@ -762,17 +814,72 @@ static void refine(struct nb *x, ls_node *cond, int taken, struct st *s) {
   }
 }
 
+/* ---- whole conditions: `a || b` is two CFG blocks, one decision ---- */
+
+static int is_logic(const ls_node *n) {
+  return n && n->kind == CXCursor_BinaryOperator && n->nkids == 2 &&
+         (n->op == CXBinaryOperator_LAnd || n->op == CXBinaryOperator_LOr);
+}
+
+/* Maps every operand of a && / || expression, at every level of parentheses and `!`, to the
+ * outermost such expression. */
+static void cond_roots(struct nb *x, ls_node *n, ls_node *root) {
+  if (!n)
+    return;
+  if (root) {
+    if (x->nroots == x->caproots) {
+      x->caproots = x->caproots ? 2 * x->caproots : 16;
+      x->leaf = realloc(x->leaf, (size_t)x->caproots * sizeof *x->leaf);
+      x->root = realloc(x->root, (size_t)x->caproots * sizeof *x->root);
+      if (!x->leaf || !x->root)
+        abort();
+    }
+    x->leaf[x->nroots] = n;
+    x->root[x->nroots++] = root;
+  }
+  int through = is_logic(n) || (n->kind == CXCursor_UnaryOperator && n->op == CXUnaryOperator_LNot) ||
+                ((n->kind == CXCursor_ParenExpr || n->kind == CXCursor_UnexposedExpr) && n->nkids == 1);
+  ls_node *r = root && through ? root : !root && is_logic(n) ? n : NULL;
+  for (unsigned i = 0; i < n->nkids; i++)
+    cond_roots(x, n->kids[i], r);
+}
+
+static ls_node *whole_cond(const struct nb *x, ls_node *c) {
+  for (int i = 0; i < x->nroots; i++)
+    if (x->leaf[i] == c)
+      return x->root[i];
+  return c;
+}
+
+/* An edge of a decision about a communicator's state into a branch that records something
+ * (records_error): the program hands what it saw to a flag lint does not follow (the NCCL
+ * docs' `if (timeout() || state != ncclSuccess) abortFlag = 1;`, agreed and acted on later),
+ * so what lint knew against that communicator ends on this edge. */
+static void handoff(struct nb *x, ls_block *k, int j, uint32_t looked_at, struct st *s) {
+  if (!looked_at || !s->reached || !records_error(x, k, j))
+    return;
+  for (int v = 0; v < x->nvar; v++)
+    if (looked_at >> v & 1 && s->v[v].link >= 0) {
+      struct comm_st *cs = &s->c[s->v[v].link];
+      cs->pinit = cs->pfin = cs->err = cs->errat = NULL;
+      s->v[v].unex = s->v[v].tu = s->v[v].tuat = NULL;
+    }
+}
+
 /* Runs block k from `in`; on return, out[s] holds the state on the edge to succ[s]. */
 static void block(struct nb *x, ls_block *k, const struct st *in, struct st *out) {
   struct st s = *in;
   for (int i = 0; i < k->nitems && s.reached; i++)
     item(x, k->items[i], &s);
-  if (s.reached && k->cond)
-    reads(x, k->cond, &s);
+  ls_node *whole = k->cond ? whole_cond(x, k->cond) : NULL;
+  uint32_t looked_at = s.reached && whole && x->nvar ? read_mask(x, whole) : 0;
+  reads(x, whole, &s); /* the state read in any part of the decision counts on all its paths */
   for (int j = 0; j < k->nsucc; j++) {
     out[j] = s;
-    if (s.reached && k->cond && k->nsucc == 2)
-      refine(x, k->cond, j == 0, &out[j]);
+    if (s.reached && k->cond && k->nsucc == 2) {
+      refine(x, k, j, &out[j]);
+      handoff(x, k, j, looked_at, &out[j]);
+    }
   }
 }
 
@@ -871,6 +978,7 @@ void ls_check_nonblocking(ls_program *p, ls_func *f, ls_vec *findings) {
   x->f = f;
   x->out = findings;
   if (prescan(x)) {
+    cond_roots(x, f->body, NULL);
     struct st *in = malloc((size_t)f->nblocks * sizeof *in);
     if (!in)
       abort();
@@ -881,5 +989,8 @@ void ls_check_nonblocking(ls_program *p, ls_func *f, ls_vec *findings) {
       report_pass(x, in);
     free(in);
   }
+  free(x->rec);
+  free(x->leaf);
+  free(x->root);
   free(x);
 }

@@ -731,6 +731,7 @@ struct walk {
   ls_node *streams[MAXT]; int nst;
   ls_node *closer;           /* the group end that enqueued the collective (for a note) */
   ls_node *early;            /* a synchronization inside the group (waits for nothing of it) */
+  ls_node *elsewhere;        /* a synchronization of another stream, or of an event that misses it */
 };
 
 static int slot(ls_node **v, int *n, ls_node *x) {
@@ -769,6 +770,9 @@ static void flag(struct walk *w, ls_node *at, const char *how, int pending, ls_n
                                                     "stream does not hold the collective yet"));
   if (w->closer && !pending)
     ls_vec_push(&fd->notes, mkloc(w->p, w->closer, "the group ends here: the collective is enqueued, not complete"));
+  if (w->elsewhere)
+    ls_vec_push(&fd->notes, mkloc(w->p, w->elsewhere, "this waits for another stream, or for an event recorded "
+                                                        "without the collective: not for the collective"));
   if (w->host && w->host->where && !read_call) {
     snprintf(note, sizeof note, "'%s' is host-accessible memory, allocated here", bname);
     ls_vec_push(&fd->notes, mkloc(w->p, w->host->where, note));
@@ -806,6 +810,8 @@ static int step(struct walk *w, ls_node *n, struct wstate *st) {
     else if (!strcmp(k, "stream_sync") || !strcmp(k, "stream_query")) {
       ls_node *s = arg_role(n, LS_ROLE_STREAM);
       sync = !s || !known_unordered(classify(w->p, w->F, s), w->cs);
+      if (!sync && !w->elsewhere)
+        w->elsewhere = n;
     } else if (!strcmp(k, "event_record")) {
       ls_node *e = arg_role(n, LS_ROLE_EVENT), *s = arg_role(n, LS_ROLE_STREAM);
       int i = e ? slot(w->events, &w->nev, e) : -1;
@@ -826,6 +832,8 @@ static int step(struct walk *w, ls_node *n, struct wstate *st) {
         if (same_expr(w->events[j], e))
           i = j;
       sync = i < 0 || !(st->noncover >> i & 1); /* an event recorded elsewhere may cover it */
+      if (!sync && !w->elsewhere)
+        w->elsewhere = n;
     } else if (!strcmp(k, "stream_wait_event")) {
       ls_node *e = arg_role(n, LS_ROLE_EVENT), *s = arg_role(n, LS_ROLE_STREAM);
       for (int j = 0; e && s && j < w->nev; j++)
@@ -963,6 +971,27 @@ static void completion(ls_program *p, ls_func *f, struct facts *F, struct msyncs
       struct fact *h = fact_get(F, buf->ent, 0);
       w.host = h && h->hostmem ? h : NULL;
       struct wstate s0 = {0, 0, 0, 0};
+      /* events recorded just before the collective (straight-line code above it) capture
+       * the stream without it: waiting for them waits for nothing of the collective */
+      ls_block *bk = k;
+      int bi = i;
+      for (int hops = 0; hops < 64; hops++) {
+        for (int j = bi - 1; j >= 0; j--) {
+          ls_node *x = bk->items[j];
+          if (x == n)
+            break;
+          if (is_kind(x, "event_record")) {
+            ls_node *e = arg_role(x, LS_ROLE_EVENT);
+            int ei = e ? slot(w.events, &w.nev, e) : -1;
+            if (ei >= 0 && !(s0.cover >> ei & 1))
+              s0.noncover |= 1u << ei;
+          }
+        }
+        if (bk->npred != 1 || bk == f->entry)
+          break;
+        bk = bk->pred[0];
+        bi = bk->nitems;
+      }
       uint32_t m = mask_before(k, i);
       for (int d = 7; d >= 1 && m; d--) /* the deepest possible depth: the group is still open */
         if (m & (1u << (LS_GZ + d))) {

@@ -15,7 +15,7 @@ if(LOCKSTEP_ANALYZER AND TARGET lockstep)
   threads_test(omp_regions 0 "verified .6 expected" lint --verify ${_th}/omp_regions.c -- ${_th_flags})
   threads_test(omp_regions_fopenmp 0 "verified .6 expected"
                lint --verify ${_th}/omp_regions.c -- ${_th_flags} -fopenmp)
-  threads_test(completion_cases 0 "verified .6 expected" lint --verify ${_th}/completion_cases.c -- ${_th_flags})
+  threads_test(completion_cases 0 "verified .7 expected" lint --verify ${_th}/completion_cases.c -- ${_th_flags})
   threads_test(explain_group 0 "thread-local" explain group-across-threads)
   threads_test(explain_completion 0 "cudaStreamNonBlocking" explain completion-assumed-at-group-end)
   threads_test(rules_regions 2 "bad_regions\\.json: error: thread_regions: must be an array of strings"

@@ -115,7 +115,8 @@ _Static_assert(sizeof(struct ls_dir_rec) == 128, "dir record size");
 
 /* A peer whose fingerprints come from its log. */
 struct ls_remote {
-  int state;        /* 0 not seen yet, 1 remote (read), 2 same host, 3 remote (not read), -1 rejected */
+  /* 0 not seen yet, 1 remote (read), 2 same host, 3 remote (not read), -1 rejected */
+  int state;
   uint64_t off;     /* bytes of its log consumed */
   uint64_t nrec;    /* records consumed */
   uint64_t nfp;     /* fingerprints received */
@@ -261,7 +262,8 @@ static uint64_t host_key(void) {
   const char *o = getenv("LOCKSTEP_ONLINE_HOST");
   if (o && *o)
     return ls_hash_bytes(0x686f7374, o, strlen(o));
-  uint64_t h = ls_hash_bytes(0x686f7374, ls_g.hdr->hostname, strnlen(ls_g.hdr->hostname, sizeof ls_g.hdr->hostname));
+  uint64_t h = ls_hash_bytes(0x686f7374, ls_g.hdr->hostname,
+                             strnlen(ls_g.hdr->hostname, sizeof ls_g.hdr->hostname));
   char boot[64] = "";
   int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
   if (fd >= 0) {

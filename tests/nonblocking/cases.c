@@ -213,3 +213,27 @@ void good_config_escapes(ncclComm_t parent, int rank, float *b, cudaStream_t s) 
   ncclCommSplit(parent, 0, rank, &c, &cfg);
   ncclAllReduce(b, b, 1, ncclFloat, ncclSum, c, s);
 }
+
+/* NCCL's documentation pattern: a timeout or an error is recorded in a flag that every rank
+ * agrees on before aborting; lint does not follow the flag, and stays silent. */
+int timed_out(void);
+int agree_any(int flag);
+void restart(ncclComm_t *comm);
+void good_docs_abort_flag(ncclComm_t comm, int n, ncclUniqueId id, int rank, float *b, cudaStream_t s) {
+  ncclResult_t ret, state;
+  int abort_flag = 0;
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking = 0;
+  ncclCommInitRankConfig(&comm, n, id, rank, &config);
+  do {
+    ret = ncclCommGetAsyncError(comm, &state);
+  } while (state == ncclInProgress && !timed_out());
+  if (timed_out() || state != ncclSuccess)
+    abort_flag = 1;
+  if (agree_any(abort_flag)) {
+    ncclCommAbort(comm);
+    restart(&comm);
+  }
+  ncclAllReduce(b, b, 1, ncclFloat, ncclSum, comm, s);
+  (void)ret;
+}

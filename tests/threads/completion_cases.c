@@ -126,3 +126,26 @@ void after_finalize(float *m, int n) {
   ncclCommFinalize(comm); /* flushes the communicator's work */
   host[0] = m[0];
 }
+
+void event_recorded_before(float *buf, int n) {
+  cudaStream_t s;
+  cudaEvent_t ev;
+  cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+  cudaEventCreate(&ev);
+  cudaEventRecord(ev, s); /* before the collective: waiting for it waits for nothing of it */
+  ncclAllReduce(buf, buf, n, ncclFloat, ncclSum, comm, s);
+  cudaEventSynchronize(ev);
+  cudaMemcpy(host, buf, sizeof host, cudaMemcpyDeviceToHost); // expected-warning{{completion-assumed-at-group-end}}
+}
+
+void event_recorded_before_and_after(float *buf, int n) {
+  cudaStream_t s;
+  cudaEvent_t ev;
+  cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+  cudaEventCreate(&ev);
+  cudaEventRecord(ev, s);
+  ncclAllReduce(buf, buf, n, ncclFloat, ncclSum, comm, s);
+  cudaEventRecord(ev, s);
+  cudaEventSynchronize(ev);
+  cudaMemcpy(host, buf, sizeof host, cudaMemcpyDeviceToHost);
+}

@@ -91,6 +91,16 @@ grep -q "ncclCommSplit returned ncclInProgress" inherit.txt || fail "inherit: de
 # NCCL knows a split's rank only once its job ended: the refused call takes no seq
 grep -q "the call has no sequence number of its own: seq 0" inherit.txt || fail "inherit: the call took a seq"
 
+# A non-blocking creation inside a group: the call returns ncclSuccess, the group's
+# ncclGroupEnd ncclInProgress; the AllReduce right after is not-ready, the polled
+# program is consistent.
+run_pair grouped
+first_is grouped not-ready 0 "$(line grouped)"
+grep -q "returned success inside a group whose outer ncclGroupEnd returned ncclInProgress" grouped.txt ||
+  fail "grouped: detail"
+run_pair grouped_ok
+consistent grouped_ok
+
 # A traces' writer that does not say it records the ending poll: not judged, a note.
 mkdir -p old
 for f in notready/*.lstrace; do

@@ -3,7 +3,8 @@
  * stand-in libnccl.so.2 (a test double: a non-blocking init is in progress for
  * LS_STANDIN_POLLS polls, then ends in LS_STANDIN_ASYNC_END or success). RANK comes
  * from the environment; both ranks run the same calls.
- *   contract_prog ready | notready | fin | inherit | abort | abort_ok | asyncerr | asyncerr_ok
+ *   contract_prog ready | notready | fin | inherit | grouped | grouped_ok | abort | abort_ok
+ *                 | asyncerr | asyncerr_ok
  * The CT: markers name lines the test script looks up. */
 #include <stdint.h>
 #include <stdio.h>
@@ -16,6 +17,8 @@ ncclResult_t ncclAllReduce(const void *, void *, size_t, ncclDataType_t, ncclRed
 ncclResult_t ncclCommInitRank(ncclComm_t *, int, ncclUniqueId, int);
 ncclResult_t ncclCommInitRankConfig(ncclComm_t *, int, ncclUniqueId, int, ncclConfig_t *);
 ncclResult_t ncclCommSplit(ncclComm_t, int, int, ncclComm_t *, ncclConfig_t *);
+ncclResult_t ncclGroupStart(void);
+ncclResult_t ncclGroupEnd(void);
 ncclResult_t ncclCommGetAsyncError(ncclComm_t, ncclResult_t *);
 ncclResult_t ncclCommFinalize(ncclComm_t);
 ncclResult_t ncclCommDestroy(ncclComm_t);
@@ -58,8 +61,18 @@ int main(int argc, char **argv) {
     return 0;
   }
 
-  if (ncclCommInitRankConfig(&comm, 2, id, rank, &cfg) != ncclInProgress)
+  if (!strncmp(mode, "grouped", 7)) {
+    /* inside a group the creation returns success; the group end says in progress */
+    ncclGroupStart();
+    if (ncclCommInitRankConfig(&comm, 2, id, rank, &cfg) != ncclSuccess)
+      return 3;
+    if (ncclGroupEnd() != ncclInProgress)
+      return 3;
+    if (!strcmp(mode, "grouped"))
+      ncclAllReduce(buf, buf, 4, F32, SUM, comm, STREAM); /* CT:grouped */
+  } else if (ncclCommInitRankConfig(&comm, 2, id, rank, &cfg) != ncclInProgress) {
     return 3;
+  }
   if (!strcmp(mode, "notready")) {
     ncclAllReduce(buf, buf, 4, F32, SUM, comm, STREAM); /* CT:notready */
     ncclAllReduce(buf, buf, 4, F32, SUM, comm, STREAM);

@@ -7,7 +7,8 @@
  * that terminal state N instead, e.g. 6 = ncclRemoteError; a collective issued while
  * its communicator is still in progress is dropped with ncclInvalidArgument, as
  * NCCL's ncclCommEnsureReady answers it; a split's rank and size read 0 until its
- * background job ended, as in NCCL). It moves no data and knows
+ * background job ended, as in NCCL; inside a group the creation returns ncclSuccess
+ * and the outermost ncclGroupEnd ncclInProgress). It moves no data and knows
  * nothing about other ranks: a split keeps the parent's rank and size. The real
  * evidence for NCCL comes from gpu_tests/ on real GPUs.
  * Knobs for the stress tests (tests/runtime/stress_nccl.c), all off by default:
@@ -70,6 +71,11 @@ static ncclResult_t err_check(ncclResult_t r) {
     group_error = r;
   return r;
 }
+/* Non-blocking communicators created inside the thread's group: NCCL starts their
+ * creation at the outermost end, which then returns ncclInProgress. */
+static __thread struct ncclComm *group_created[16];
+static __thread int ngroup_created;
+
 static ncclResult_t end_internal(void) {
   if (depth == 0)
     return ncclInvalidUsage;
@@ -77,6 +83,14 @@ static ncclResult_t end_internal(void) {
     return ncclSuccess;
   ncclResult_t r = group_error;
   group_error = ncclSuccess; /* cleanup of the whole group */
+  if (r == ncclSuccess && ngroup_created) {
+    for (int i = 0; i < ngroup_created; i++) {
+      group_created[i]->async = ncclInProgress;
+      group_created[i]->polls_left = polls();
+    }
+    r = ncclInProgress;
+  }
+  ngroup_created = 0;
   return r;
 }
 
@@ -181,6 +195,10 @@ static ncclResult_t make_comm(ncclComm_t *out, int nranks, int rank, const ncclC
   c->nranks = nranks;
   c->blocking = !(cfg && cfg->blocking == 0);
   *out = c;
+  if (!c->blocking && depth > 0 && ngroup_created < 16) {
+    group_created[ngroup_created++] = c; /* in progress once the group ends */
+    return ncclSuccess;
+  }
   if (!c->blocking) {
     c->async = ncclInProgress;
     c->polls_left = polls();
