@@ -97,13 +97,15 @@ static const struct ls_api_desc g_own_apis[] = {
     {"lockstep_watchdog", NULL, LS_KIND_EVENT, LS_SUB_NONE},
     {"lockstep_mismatch", NULL, LS_KIND_EVENT, LS_SUB_NONE},
 };
+static void at_fork_prepare(void);
+static void at_fork_parent(void);
 static void at_fork_child(void);
 __attribute__((constructor)) static void ls_register_own(void) {
   ls_g.watchdog_api = ls_api_register(g_own_apis, 2, LS_FAMILY_LOCKSTEP);
   ls_g.mismatch_api = (uint16_t)(ls_g.watchdog_api + 1);
   /* At load, not at the first call: a fork while another thread is initializing
    * (g_init_lock held) must still give the child fresh locks. */
-  pthread_atfork(NULL, NULL, at_fork_child);
+  pthread_atfork(at_fork_prepare, at_fork_parent, at_fork_child);
 }
 
 /* ---- helpers ---------------------------------------------------------------- */
@@ -578,6 +580,20 @@ static void at_exit_handler(void) {
 
 /* The child of a fork must not write into its parent's MAP_SHARED file: drop the
  * mapping and let the child start its own trace if it ever calls NCCL. */
+/* No thread of ours may be inside the loader at fork time: glibc does not reset
+ * dl_iterate_phdr's lock in the child, so a fork while another thread walked the
+ * modules (initialization, a new communicator) or dlopen'ed libcuda left the child's
+ * first call hung in dl_iterate_phdr. The fork waits for those instead (same lock
+ * order as init_slow: init, then modules). */
+static void at_fork_prepare(void) {
+  pthread_mutex_lock(&g_init_lock);
+  pthread_mutex_lock(&g_mod_lock);
+}
+static void at_fork_parent(void) {
+  pthread_mutex_unlock(&g_mod_lock);
+  pthread_mutex_unlock(&g_init_lock);
+}
+
 static void at_fork_child(void) {
   /* A lock another thread held at fork time stays held in the child for good. */
   pthread_mutex_init(&g_init_lock, NULL);
