@@ -385,6 +385,8 @@ static int cmp_ritem(const void *a, const void *b) {
 static void region(ls_program *p, ls_func *f, ls_node *reg, ls_vec *out) {
   ls_vec nodes = {0}, primary = {0};
   collect_nodes(reg->kids[0], &nodes);
+  if (!nodes.n)
+    return;
   qsort(nodes.v, nodes.n, sizeof *nodes.v, cmp_ptr);
   collect_primary(p, reg->kids[0], &primary);
   if (primary.n)
@@ -958,7 +960,7 @@ static void completion(ls_program *p, ls_func *f, struct facts *F, struct msyncs
       if (!buf || !s)
         continue;
       if (!wm.seen) {
-        wm.seen = malloc((size_t)f->nblocks * MAXS * sizeof *wm.seen);
+        wm.seen = calloc((size_t)f->nblocks * MAXS, sizeof *wm.seen);
         wm.nseen = calloc((size_t)f->nblocks, 1);
         wm.touched = malloc((size_t)f->nblocks * sizeof *wm.touched);
         wm.cap = 64;

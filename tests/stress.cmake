@@ -13,7 +13,7 @@ set(LS_STRESS_ENV ${LS_RT_ENV} "LS_STRESS=$<TARGET_FILE:ls_stress_nccl>"
     "LS_STRESS_CHECK=${LS_RT_DIR}/stress_check.py")
 foreach(t threads fork signals exit abort)
   add_test(NAME runtime_stress_${t} COMMAND sh ${LS_RT_DIR}/t_stress_${t}.sh)
-  set_tests_properties(runtime_stress_${t} PROPERTIES TIMEOUT 120 ENVIRONMENT "${LS_STRESS_ENV}"
+  set_tests_properties(runtime_stress_${t} PROPERTIES TIMEOUT 240 ENVIRONMENT "${LS_STRESS_ENV}"
                        SKIP_RETURN_CODE 77 LABELS stress)
 endforeach()
 
