@@ -159,7 +159,9 @@ static int build_comms(const struct ls_trace_set *set, struct ls_compare *c) {
     const struct ls_trace *t = &set->traces[ti];
     for (uint64_t i = 0; i < t->nrecords; i++) {
       const struct ls_trace_record *r = &t->records[i];
-      if (r->state == LS_REC_FREE || r->seq == LS_NO_SEQ || !r->comm_id)
+      /* The reader rejects a sequenced record whose rank is not within its size; never
+       * index by one here either. */
+      if (r->state == LS_REC_FREE || r->seq == LS_NO_SEQ || !r->comm_id || r->comm_rank < 0)
         continue;
       /* A communicator identity can come back (split, destroy, split again with the
        * same color/key): its seq restarts at 0, which starts a new incarnation. */
@@ -179,7 +181,9 @@ static int build_comms(const struct ls_trace_set *set, struct ls_compare *c) {
       }
       struct ls_comm *cm = comm_get(c, r->comm_id, k->inc, r->comm_size, r->comm_rank);
       struct ls_comm_rank *cr = &cm->ranks[r->comm_rank];
-      if (cr->owner && cr->owner != t) { // NOLINT(clang-analyzer-core.NullDereference): comm_get sized ranks past comm_rank
+      // comm_get sized and zeroed ranks past comm_rank (the analyzer assumes its size
+      // product can wrap to 0; the reader bounds comm_size):
+      if (cr->owner && cr->owner != t) { // NOLINT(clang-analyzer-core.NullDereference,clang-analyzer-core.uninitialized.Branch)
         char id[40];
         ls_format_comm(cm->id, cm->incarnation, id, sizeof id);
         fprintf(stderr, "lockstep: %s: rank %d of communicator %s is also recorded by %s (traces of two runs in one "
