@@ -19,6 +19,7 @@
 
 #include "contracts.h"
 #include "lint.h"
+#include "xalloc.h"
 
 /* Tracked per function: communicator expressions, state variables, config variables. A
  * function with more is analyzed for the first ones only (silence beyond, never noise). */
@@ -829,8 +830,8 @@ static void cond_roots(struct nb *x, ls_node *n, ls_node *root) {
   if (root) {
     if (x->nroots == x->caproots) {
       x->caproots = x->caproots ? 2 * x->caproots : 16;
-      x->leaf = realloc(x->leaf, (size_t)x->caproots * sizeof *x->leaf);
-      x->root = realloc(x->root, (size_t)x->caproots * sizeof *x->root);
+      x->leaf = ls_xrealloc(x->leaf, (size_t)x->caproots * sizeof *x->leaf);
+      x->root = ls_xrealloc(x->root, (size_t)x->caproots * sizeof *x->root);
       if (!x->leaf || !x->root)
         abort();
     }
