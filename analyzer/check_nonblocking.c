@@ -832,8 +832,6 @@ static void cond_roots(struct nb *x, ls_node *n, ls_node *root) {
       x->caproots = x->caproots ? 2 * x->caproots : 16;
       x->leaf = ls_xrealloc(x->leaf, (size_t)x->caproots * sizeof *x->leaf);
       x->root = ls_xrealloc(x->root, (size_t)x->caproots * sizeof *x->root);
-      if (!x->leaf || !x->root)
-        abort();
     }
     x->leaf[x->nroots] = n;
     x->root[x->nroots++] = root;

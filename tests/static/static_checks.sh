@@ -19,7 +19,7 @@ case $what in
     files=$(for f in $files; do grep -qF "\"$SRC/$f\"" "$BUILD/compile_commands.json" && echo "$f"; done)
     echo "$files" | xargs -P 2 -n 4 "$TIDY" -p "$BUILD" --quiet --extra-arg=-Wno-unknown-warning-option \
       > "$BUILD/clang-tidy.log" 2>&1 || true
-    if grep -E '(warning|error): .*\[[a-z0-9.,-]+\]$' "$BUILD/clang-tidy.log"; then
+    if grep -E '(warning|error): .*\[[a-zA-Z0-9.,-]+\]$' "$BUILD/clang-tidy.log"; then
       echo "clang-tidy: findings above (config: .clang-tidy)"
       exit 1
     fi
