@@ -93,11 +93,20 @@ static int hits(const struct finding *f, struct ls_site s) {
   return 0;
 }
 
+/* An API error confirms only the rules whose bug NCCL itself rejects at that call: a group
+ * end below depth zero (unbalanced-group), or one on a thread that never opened the group
+ * (group-across-threads: group state is per thread). */
+static const char *const api_error_rules[] = {"unbalanced-group", "group-across-threads"};
+
 static int confirms(const struct finding *f, const char *cls) {
   if (!strcmp(cls, "async-error"))
     return 0;
-  if (!strcmp(cls, "api-error"))
-    return !strcmp(f->rule, "unbalanced-group");
+  if (!strcmp(cls, "api-error")) {
+    for (size_t i = 0; i < sizeof api_error_rules / sizeof *api_error_rules; i++)
+      if (!strcmp(f->rule, api_error_rules[i]))
+        return 1;
+    return 0;
+  }
   return 1;
 }
 

@@ -39,8 +39,8 @@ for f in fixtures/nccl/group_across_pthread.c fixtures/nccl/group_across_std_thr
   read -r -a build <<<"$(sed -n 's|^// BUILD: ||p' "$ROOT/$f" | head -n 1)"
   case $f in
     *.cu) xb=(); for b in "${build[@]}"; do xb+=(-Xcompiler "$b"); done
-          (cd "$ROOT" && nvcc -g -O0 -std=c++17 -ccbin mpicxx "${xb[@]}" -I"$NCCL_INC" "$f" -o "$WORK/bin/$base" -lnccl) ;;
-    *) (cd "$ROOT" && mpicc -std=gnu11 -g -O0 "${build[@]}" -I"$CUDA_HOME/include" -I"$NCCL_INC" "$f" \
+          (cd "$ROOT" && nvcc -g -O0 -std=c++17 -ccbin mpicxx -Xcompiler -fdebug-prefix-map="$ROOT"=. "${xb[@]}" -I"$NCCL_INC" "$f" -o "$WORK/bin/$base" -lnccl) ;;
+    *) (cd "$ROOT" && mpicc -std=gnu11 -g -O0 -fdebug-prefix-map="$ROOT"=. "${build[@]}" -I"$CUDA_HOME/include" -I"$NCCL_INC" "$f" \
           -o "$WORK/bin/$base" -L"$CUDA_HOME/lib64" -lnccl -lcudart) ;;
   esac >"$WORK/$base.build.log" 2>&1 || { echo "== $f: BUILD FAILED" >>"$sum"; cat "$WORK/$base.build.log" >>"$sum"; continue; }
   tr=$WORK/traces/$base
@@ -55,6 +55,9 @@ for f in fixtures/nccl/group_across_pthread.c fixtures/nccl/group_across_std_thr
     "$LS" compare --format=json "$tr" 2>&1 | python3 -c 'import json,sys
 d=json.load(sys.stdin); dv=d.get("divergences") or []
 print("compare:", d.get("status"), json.dumps(dv[0]) if dv else "")' 2>&1
+    # lint's findings (made on a CPU machine: tests/threads/lint/) against this run
+    lj=$ROOT/tests/threads/lint/$base.json
+    [ -f "$lj" ] && { echo "confirm:"; "$LS" confirm --findings "$lj" --traces "$tr" 2>&1 | head -5; }
   } >>"$sum"
 done
 cat "$sum"
