@@ -152,8 +152,12 @@ int ls_cmd_rules(int argc, char **argv) {
   ls_rule_docs d = {0};
   int rc = 2;
   if (ls_rule_docs_load(&d, a) == 0) {
+    int w = 0; /* one column for the descriptions, however long the ids grow */
     for (int i = 0; i < d.n; i++)
-      printf("%-27s %s\n", d.v[i].id, d.v[i].shortd);
+      if ((int)strlen(d.v[i].id) > w)
+        w = (int)strlen(d.v[i].id);
+    for (int i = 0; i < d.n; i++)
+      printf("%-*s  %s\n", w, d.v[i].id, d.v[i].shortd);
     rc = 0;
   }
   ls_arena_free(a);
