@@ -8,6 +8,7 @@
  *   continue-after-abort   a collective or send/recv on a communicator on a path after it was
  *                          aborted (the communicator is freed: the call hangs or crashes).
  * The non-blocking contracts (a data-flow over the CFG) are in check_nonblocking.c. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -109,16 +110,56 @@ static int reads_of(ls_node *n, const ls_entity *e) {
 /* Locals that only ever hold an async-error query's return value (flow-insensitive: one
  * other assignment and the variable is no longer known to hold it). */
 struct held { ls_entity *e; ls_node *call; int other; };
-struct helds { struct held *v; int n, cap; };
+/* v in insertion order; tab: open-addressing index of v by entity pointer (a function of
+ * thousands of locals would otherwise pay a linear search per store) */
+struct helds { struct held *v; int n, cap; int *tab; size_t tcap; };
+
+static size_t held_hash(const ls_entity *e, size_t mask) {
+  uint64_t x = (uint64_t)(uintptr_t)e;
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdULL;
+  x ^= x >> 33;
+  return (size_t)x & mask;
+}
+
+static struct held *held_find(const struct helds *h, const ls_entity *e) {
+  if (!h->tcap)
+    return NULL;
+  for (size_t i = held_hash(e, h->tcap - 1);; i = (i + 1) & (h->tcap - 1)) {
+    int j = h->tab[i];
+    if (j < 0)
+      return NULL;
+    if (h->v[j].e == e)
+      return &h->v[j];
+  }
+}
 
 static struct held *held_get(struct helds *h, ls_entity *e) {
-  for (int i = 0; i < h->n; i++)
-    if (h->v[i].e == e)
-      return &h->v[i];
+  struct held *x = held_find(h, e);
+  if (x)
+    return x;
+  if ((size_t)(h->n + 1) * 2 > h->tcap) {
+    size_t nc = h->tcap ? 2 * h->tcap : 16;
+    free(h->tab);
+    h->tab = ls_xrealloc(NULL, nc * sizeof *h->tab);
+    for (size_t i = 0; i < nc; i++)
+      h->tab[i] = -1;
+    h->tcap = nc;
+    for (int j = 0; j < h->n; j++) {
+      size_t i = held_hash(h->v[j].e, nc - 1);
+      while (h->tab[i] >= 0)
+        i = (i + 1) & (nc - 1);
+      h->tab[i] = j;
+    }
+  }
   if (h->n == h->cap) {
     h->cap = h->cap ? 2 * h->cap : 8;
     h->v = ls_xrealloc(h->v, (size_t)h->cap * sizeof *h->v);
   }
+  size_t i = held_hash(e, h->tcap - 1);
+  while (h->tab[i] >= 0)
+    i = (i + 1) & (h->tcap - 1);
+  h->tab[i] = h->n;
   h->v[h->n] = (struct held){e, NULL, 0};
   return &h->v[h->n++];
 }
@@ -172,9 +213,9 @@ static void find_compares(ls_program *p, ls_func *f, ls_vec *out, ls_node *n, st
         call = v;
         at = v;
       } else if (v && v->kind == CXCursor_DeclRefExpr && v->ent) {
-        for (int i = 0; i < h->n; i++)
-          if (h->v[i].e == v->ent && h->v[i].call && !h->v[i].other)
-            call = h->v[i].call;
+        const struct held *x = held_find(h, v->ent);
+        if (x && x->call && !x->other)
+          call = x->call;
         at = loc && loc->line ? loc : call;
       }
       if (!call)
@@ -328,6 +369,7 @@ void ls_check_contracts(ls_program *p, ls_func *f, ls_vec *findings) {
     collect_stores(f->body, &h);
     find_compares(p, f, findings, f->body, &h, NULL);
     free(h.v);
+    free(h.tab);
   }
   for (int b = 0; b < f->nblocks; b++) {
     ls_block *k = f->blocks[b];

@@ -948,6 +948,20 @@ static void completion_walk(struct walk *w, struct wmem *wm, ls_block *k0, int i
 
 static void completion(ls_program *p, ls_func *f, struct facts *F, struct msyncs *M, ls_vec *out) {
   struct wmem wm = {0};
+  /* The walk reports only a copy out of the buffer (a memcpy of this function whose source
+   * is it) or, for host-accessible memory, a host read: a buffer that is neither needs no
+   * walk. Found once per function, so a function of many collectives and no such copy costs
+   * one scan instead of a walk of the rest of the function per collective. */
+  ls_vec srcs = {0};
+  for (int b = 0; b < f->nblocks; b++)
+    for (int i = 0; i < f->blocks[b]->nitems; i++) {
+      ls_node *n = f->blocks[b]->items[i];
+      if (is_kind(n, "memcpy") || is_kind(n, "memcpy_async")) {
+        ls_node *src = base_of(arg_role(n, LS_ROLE_SRC));
+        if (src)
+          ls_vec_push(&srcs, src);
+      }
+    }
   for (int b = 0; b < f->nblocks; b++) {
     ls_block *k = f->blocks[b];
     for (int i = 0; i < k->nitems; i++) {
@@ -968,9 +982,16 @@ static void completion(ls_program *p, ls_func *f, struct facts *F, struct msyncs
         if (!wm.seen || !wm.nseen || !wm.touched || !wm.stack)
           abort();
       }
+      struct fact *h = fact_get(F, buf->ent, 0);
+      if (!(h && h->hostmem)) {
+        size_t j = 0;
+        while (j < srcs.n && !same_expr(srcs.v[j], buf))
+          j++;
+        if (j == srcs.n)
+          continue;
+      }
       struct walk w = {.p = p, .f = f, .out = out, .F = F, .M = M, .coll = n, .buf = buf, .stream = s};
       w.cs = classify(p, F, s);
-      struct fact *h = fact_get(F, buf->ent, 0);
       w.host = h && h->hostmem ? h : NULL;
       struct wstate s0 = {0, 0, 0, 0};
       /* events recorded just before the collective (straight-line code above it) capture
@@ -1007,6 +1028,7 @@ static void completion(ls_program *p, ls_func *f, struct facts *F, struct msyncs
   free(wm.nseen);
   free(wm.touched);
   free(wm.stack);
+  free(srcs.v);
 }
 
 void ls_check_threads(ls_program *p, ls_vec *findings) {
