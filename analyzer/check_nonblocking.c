@@ -39,6 +39,8 @@ struct comm_st {
   ls_node *err;     /* the query whose state was seen to be an error ... */
   ls_node *errat;   /* ... at this comparison */
   unsigned char nb; /* must: created non-blocking */
+  signed char par;  /* may: 1 + the slot of the non-blocking parent whose poll hands this
+                       communicator out (rules: nonblocking.parent_settles_child); 0: none */
 };
 struct var_st {
   short link;        /* communicator slot the value is about; LINK_NONE, LINK_MANY */
@@ -204,8 +206,23 @@ static unsigned char facts_of(int k, int eq) {
   return eq ? F_NOTPEND | F_NOTSUCC : 0;
 }
 
-/* What a result of kind vk with these facts says about its communicator. */
+/* The communicator in slot c was polled out of pending: it is ready, and so is every
+ * child a split of it was waiting to hand out (NCCL sets the child's handle then). */
+static void settle_comm(struct st *s, int c) {
+  s->c[c].pinit = s->c[c].pfin = NULL;
+  for (int i = 0; i < NB_MAXC; i++)
+    if (s->c[i].par == c + 1) {
+      s->c[i].pinit = NULL;
+      s->c[i].par = 0;
+    }
+}
+
+/* What a result of kind vk with these facts says about its communicator. A child of a
+ * non-blocking parent is settled by nothing but a poll of the parent: the split's own
+ * ncclSuccess comes before the child exists, and a query on the (NULL) child fails. */
 static void settle_by(int vk, unsigned char facts, struct comm_st *cs) {
+  if (cs->par && vk != VK_FINAL)
+    return;
   if (vk == VK_CREATE && facts & F_NOTPEND)
     cs->pinit = NULL; /* a non-blocking creation may end at once (or fail: another bug) */
   else if (vk == VK_FINAL && facts & F_NOTPEND)
@@ -310,6 +327,10 @@ static int st_join(struct st *a, const struct st *b) {
     struct comm_st *x = &a->c[i];
     const struct comm_st *y = &b->c[i];
     join_and(&x->nb, y->nb, &ch);
+    if (!x->par && y->par) {
+      x->par = y->par;
+      ch = 1;
+    }
     join_ptr(&x->pinit, y->pinit, &ch);
     join_ptr(&x->pfin, y->pfin, &ch);
     if (!x->err && y->err) {
@@ -432,7 +453,29 @@ static void not_ready(struct nb *x, ls_node *use, int c, struct st *s) {
     return;
   char m[768], cb[256];
   const char *comm = name_of(x->comm[c], cb, sizeof cb);
-  if (cs->pinit) {
+  if (cs->pinit && cs->par) {
+    ls_node *mk = cs->pinit;
+    char pb[256];
+    const char *parent = name_of(x->comm[cs->par - 1], pb, sizeof pb);
+    snprintf(m, sizeof m,
+             "'%s' on '%s' before its non-blocking parent '%s' was polled out of %s: '%s' on a non-blocking "
+             "communicator returns %s before the child exists, and NCCL sets '%s' only when "
+             "ncclCommGetAsyncError('%s') leaves %s, so this call passes NULL and fails (ncclInvalidArgument) "
+             "while the other ranks may wait in it",
+             use->text ? use->text : "?", comm, parent, pending_name(x), mk->text ? mk->text : "?",
+             success_name(x), comm, parent, pending_name(x));
+    ls_finding *fd = ls_ct_report(x->p, x->f, x->out, "nonblocking-not-ready", use, m, use->ent->rule->op);
+    if (fd) {
+      char nt[512];
+      snprintf(nt, sizeof nt,
+               "'%s' is created here from the non-blocking '%s'; poll ncclCommGetAsyncError('%s') until the "
+               "state leaves %s (polling '%s' does not help: it is NULL until then)",
+               comm, parent, parent, pending_name(x), comm);
+      ls_vec_push(&fd->notes, ls_ct_loc(x->p, mk, nt));
+      ls_vec_push(&fd->sites, ls_ct_loc(x->p, use, use->text));
+      ls_vec_push(&fd->sites, ls_ct_loc(x->p, mk, mk->text));
+    }
+  } else if (cs->pinit) {
     ls_node *mk = cs->pinit;
     int cf = ls_ct_arg_of(mk, LS_ROLE_CONFIG);
     int inherits = cf >= 0 && is_null(mk->kids[cf]);
@@ -610,8 +653,10 @@ static void rule_call(struct nb *x, ls_node *n, const ls_rule_fn *r, struct st *
     struct comm_st *cs = &s->c[c];
     if (cs->pinit || cs->pfin)
       not_ready(x, n, c, s);
-    if (!x->summary) /* one finding per path: the first call (a summary needs a real poll) */
+    if (!x->summary) { /* one finding per path: the first call (a summary needs a real poll) */
       cs->pinit = cs->pfin = NULL;
+      cs->par = 0;
+    }
     if (coll && cs->err) {
       after_error(x, n, cs, c);
       cs->err = cs->errat = NULL;
@@ -626,9 +671,12 @@ static void rule_call(struct nb *x, ls_node *n, const ls_rule_fn *r, struct st *
     int nc = comm_slot(x, addr_target(n->kids[oc]), 0);
     if (nc >= 0) {
       int nbm = creates_nb(x, n, s);
+      /* a split of a non-blocking parent: the child comes with the parent's poll */
+      int via = x->p->rules->nb_parent_settles && c >= 0 && c != nc && s->c[c].nb;
       reset_comm(s, nc);
       s->c[nc].nb = (unsigned char)nbm;
-      s->c[nc].pinit = nbm ? n : NULL;
+      s->c[nc].pinit = nbm || via ? n : NULL;
+      s->c[nc].par = (signed char)(via ? c + 1 : 0);
     }
   }
   if (c >= 0 && kind_is(r, "comm_finalize") && s->c[c].nb)
@@ -654,8 +702,8 @@ static void other_call(struct nb *x, ls_node *n, struct st *s) {
   for (unsigned a = 0; a < n->nkids; a++) {
     if (g && a < 64 && (g->nb_settles >> a & 1)) {
       int c = comm_slot(x, n->kids[a], 0);
-      if (c >= 0)
-        s->c[c].pinit = s->c[c].pfin = NULL;
+      if (c >= 0 && !s->c[c].par)
+        settle_comm(s, c);
     }
     ls_node *t = addr_target(n->kids[a]);
     if (t)
@@ -800,7 +848,8 @@ static void refine(struct nb *x, ls_block *blk, int j, struct st *s) {
   struct comm_st *cs = &s->c[vs->link];
   if (vs->vk == VK_QUERY) {
     if (vs->facts & F_NOTPEND) {
-      cs->pinit = cs->pfin = NULL;
+      if (!cs->par) /* a query on a child still waiting for its parent: on NULL, settles nothing */
+        settle_comm(s, vs->link);
       if (k == 1 && vs->unex && !vs->tu) {
         vs->tu = vs->unex;
         vs->tuat = c;
@@ -860,7 +909,8 @@ static void handoff(struct nb *x, ls_block *k, int j, uint32_t looked_at, struct
   for (int v = 0; v < x->nvar; v++)
     if (looked_at >> v & 1 && s->v[v].link >= 0) {
       struct comm_st *cs = &s->c[s->v[v].link];
-      cs->pinit = cs->pfin = cs->err = cs->errat = NULL;
+      settle_comm(s, s->v[v].link);
+      cs->err = cs->errat = NULL;
       s->v[v].unex = s->v[v].tu = s->v[v].tuat = NULL;
     }
 }

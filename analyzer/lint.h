@@ -74,6 +74,9 @@ typedef struct ls_rules {
   /* top-level `nonblocking` (check_nonblocking.c): a config whose field `nb_field` holds
    * `nb_value` makes a non-blocking communicator; a null config inherits from `comm` */
   const char *nb_field; long long nb_value; int nb_null_inherits;
+  /* a creation from a non-blocking `comm` (split, shrink) sets `*out_comm` only once the
+   * parent's state leaves pending: polling the parent settles the child */
+  int nb_parent_settles;
   const char *nb_success, *nb_pending; /* `success` and `pending` of that file, for messages */
   int nfiles;
 } ls_rules;

@@ -386,6 +386,7 @@ int ls_rules_load(ls_rules *r, ls_arena *a, const char *path) {
     snprintf(c.key, sizeof c.key, "nonblocking");
     const cJSON *val = cJSON_GetObjectItemCaseSensitive(nb, "value");
     const cJSON *inh = cJSON_GetObjectItemCaseSensitive(nb, "null_config_inherits");
+    const cJSON *psc = cJSON_GetObjectItemCaseSensitive(nb, "parent_settles_child");
     const char *field = cJSON_IsObject(nb) ? get_str(&c, nb, "config_field", 1, &err) : NULL;
     if (!cJSON_IsObject(nb)) {
       fail(&c, "must be an object {config_field, value, null_config_inherits?}");
@@ -401,7 +402,12 @@ int ls_rules_load(ls_rules *r, ls_arena *a, const char *path) {
       fail(&c, "\"null_config_inherits\" must be true or false");
       goto out;
     }
+    if (psc && !cJSON_IsBool(psc)) {
+      fail(&c, "\"parent_settles_child\" must be true or false");
+      goto out;
+    }
     r->nb_field = ls_strdup(a, field);
+    r->nb_parent_settles = cJSON_IsTrue(psc);
     r->nb_value = (long long)val->valuedouble;
     r->nb_null_inherits = cJSON_IsTrue(inh);
     r->nb_success = succ ? ls_strdup(a, succ) : NULL;

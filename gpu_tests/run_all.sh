@@ -30,7 +30,7 @@ build_programs() {
   mkdir -p "$bin"
   local cflags=(-std=gnu11 -g -O2 -Wall -Wextra -Werror -I"$CUDA_HOME/include" -I"$NCCL_INC")
   local libs=(-L"$CUDA_HOME/lib64" -lnccl -lcudart -ldl)
-  for p in native_semantics completion_timing online_latency stress_gpu; do
+  for p in native_semantics split_probe completion_timing online_latency stress_gpu; do
     mpicc "${cflags[@]}" "$ROOT/gpu_tests/src/$p.c" -o "$bin/$p" "${libs[@]}" || rc=1
   done
   mpicc "${cflags[@]}" "$ROOT/bench/gpu_allreduce_bench.c" -o "$bin/gpu_allreduce_bench" "${libs[@]}" || rc=1

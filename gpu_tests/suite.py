@@ -262,6 +262,50 @@ class Suite:
                 f"- {r['variant']} rank {r['rank']}: {r['trace_check']}" for r in bad[:10]]
         self.md += md + [""]
 
+    # ------------------------------------------------------------ step 1b
+    # What lint's nonblocking-not-ready and compare's not-ready assume about a split of a
+    # non-blocking parent (measured with NCCL 2.28.3 on 2xH200): it returns ncclSuccess with
+    # the child still NULL; polling the PARENT out of ncclInProgress hands the child out,
+    # already ready. A blocking parent hands out a ready child at once. A future NCCL that
+    # changes either shows up here as FAIL (then revisit rules/nccl.json nonblocking).
+    SPLIT_EXPECT = {
+        "blocking-parent,child-cfg-nonblocking": ("ncclSuccess", "0", "ncclSuccess", "0", "ncclSuccess"),
+        "nonblocking-parent,child-cfg-null": ("ncclSuccess", "1", "ncclSuccess", "0", "ncclSuccess"),
+        "nonblocking-parent,child-cfg-nonblocking": ("ncclSuccess", "1", "ncclSuccess", "0", "ncclSuccess"),
+    }
+
+    def step_split(self):
+        rc, lines, _ = self.run("split_probe", self.mpirun([os.path.join(self.bin, "split_probe")]), 90)
+        rows = []
+        for _, ln in lines:
+            f = ln.strip().split(",")
+            if len(f) == 14 and f[0] + "," + f[1] in self.SPLIT_EXPECT and f[5] == "parent":
+                rows.append({"case": f[0] + "," + f[1], "rank": f[2], "split_rc": f[3],
+                             "child_null_after_return": f[4], "parent_polls": f[6], "parent_ms": f[7],
+                             "parent_state": f[8], "child_null_after_parent_poll": f[9],
+                             "child_state": f[13]})
+        for r in rows:
+            got = (r["split_rc"], r["child_null_after_return"], r["parent_state"],
+                   r["child_null_after_parent_poll"], r["child_state"])
+            r["result"] = "PASS" if got == self.SPLIT_EXPECT[r["case"]] else "FAIL"
+        want = len(self.SPLIT_EXPECT) * self.n
+        ok = rc == 0 and len(rows) == want and all(r["result"] == "PASS" for r in rows)
+        self.summary["steps"]["split"] = {"rc": rc, "rows": len(rows), "expected_rows": want, "pass": ok,
+                                          "results": rows}
+        md = ["## 1b. ncclCommSplit of a non-blocking parent (split_probe)", "",
+              "Expected (NCCL 2.28.3): a blocking parent hands out a ready child at once; a non-blocking "
+              "parent returns ncclSuccess with the child NULL, and polling the parent out of ncclInProgress "
+              "hands out a ready child (lint `nonblocking-not-ready` and compare `not-ready` rely on this).",
+              "", f"Rank rows: {len(rows)} (expected {want}); probe rc={rc}.", "",
+              "| case | rank | split rc | child NULL after return | parent polls | parent ms | parent state "
+              "| child NULL after parent poll | child state | result |",
+              "|---|---|---|---|---|---|---|---|---|---|"]
+        for r in rows:
+            md.append(f"| {r['case']} | {r['rank']} | {r['split_rc']} | {r['child_null_after_return']} | "
+                      f"{r['parent_polls']} | {r['parent_ms']} | {r['parent_state']} | "
+                      f"{r['child_null_after_parent_poll']} | {r['child_state']} | {r['result']} |")
+        self.md += md + [""]
+
     # ------------------------------------------------------------ step 2
     def step_timing(self):
         d = os.path.join(self.work, "timing")
@@ -1026,6 +1070,10 @@ class Suite:
         if n:
             out.append(f"native semantics: {'PASS' if n['pass'] else 'FAIL'} ({n['rows']}/{n['expected_rows']} rank rows); "
                        f"trace agrees: {'yes' if n['trace_agrees'] else 'NO'} (source: {n['trace_source']})")
+        sp = st.get("split")
+        if sp:
+            out.append(f"split of a non-blocking parent: {'PASS' if sp['pass'] else 'FAIL'} "
+                       f"({sp['rows']}/{sp['expected_rows']} rank rows match NCCL 2.28.3's behavior)")
         t = st.get("completion_timing")
         if t:
             out.append("completion: " + "; ".join(
@@ -1114,7 +1162,7 @@ def main():
     ap.add_argument("--budget", type=float, default=480)
     ap.add_argument("--date", default=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"))
     ap.add_argument("--machine", default=None)
-    ap.add_argument("--steps", default="native,timing,matrix,torch,bench,online,stress")
+    ap.add_argument("--steps", default="native,split,timing,matrix,torch,bench,online,stress")
     a = ap.parse_args()
     a.machine = a.machine or f"h200x{a.nranks}"
     # mpirun forwards it with -x, so it must exist; fixtures wait this long at the end.
@@ -1123,7 +1171,7 @@ def main():
     s.machine_env()
     s.probe()
     steps = a.steps.split(",")
-    for st in ("native", "timing", "matrix", "torch", "bench", "online", "stress"):
+    for st in ("native", "split", "timing", "matrix", "torch", "bench", "online", "stress"):
         if st not in steps:
             continue
         if s.left() < 20:

@@ -13,6 +13,7 @@
  * news, so the poll that sees it end is recorded (compare's `not-ready` needs it). */
 #define _GNU_SOURCE
 #include <limits.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +58,56 @@ __attribute__((constructor)) static void ls_nccl_hooks_init(void) {
 }
 
 static uint64_t g_initall_ordinal; /* atomic */
+
+/* Splits of a non-blocking parent that returned ncclSuccess with the child still NULL (NCCL
+ * 2.28.3, gpu_tests/src/split_probe.c): NCCL stores the child in the caller's out-parameter
+ * when the parent's job ends, which the program sees by polling the parent. The poll that
+ * sees the parent leave ncclInProgress registers the child under the identity the split
+ * would have given it, so its calls align across ranks. A program that lets the
+ * out-parameter go out of scope before polling reads back whatever is there: a wrong
+ * handle is only ever looked up, never used. */
+struct late_child {
+  struct ls_comm *parent;
+  void *out;
+  uint64_t id;
+  int nb;
+};
+enum { LATE_MAX = 16 };
+static struct late_child g_late[LATE_MAX];
+static int g_nlate; /* atomic: read without the lock on every query */
+static pthread_mutex_t g_late_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void late_add(struct ls_comm *parent, void *out, uint64_t id, int nb) {
+  pthread_mutex_lock(&g_late_lock);
+  int n = __atomic_load_n(&g_nlate, __ATOMIC_RELAXED);
+  if (n < LATE_MAX) { /* beyond: the child is adopted at its first call, as before */
+    g_late[n] = (struct late_child){parent, out, id, nb};
+    __atomic_store_n(&g_nlate, n + 1, __ATOMIC_RELEASE);
+  }
+  pthread_mutex_unlock(&g_late_lock);
+}
+
+/* The parent's state left ncclInProgress: its splits' children exist now (or never will). */
+static void late_hand_out(struct ls_comm *parent) {
+  if (!parent || !__atomic_load_n(&g_nlate, __ATOMIC_ACQUIRE))
+    return;
+  pthread_mutex_lock(&g_late_lock);
+  int n = __atomic_load_n(&g_nlate, __ATOMIC_RELAXED), k = 0;
+  for (int i = 0; i < n; i++) {
+    struct late_child *e = &g_late[i];
+    if (e->parent != parent) {
+      g_late[k++] = *e;
+      continue;
+    }
+    ncclComm_t h = *(ncclComm_t *)e->out;
+    if (h && !ls_comm_lookup(h)) {
+      struct ls_comm *cm = ls_comm_register(LS_FAMILY_NCCL, h, e->id, -1, -1);
+      ls_comm_set_nonblocking(cm, e->nb);
+    }
+  }
+  __atomic_store_n(&g_nlate, k, __ATOMIC_RELEASE);
+  pthread_mutex_unlock(&g_late_lock);
+}
 
 /* Queries (async error, rank, size) are polled in loops by frameworks (PyTorch's
  * watchdog calls ncclCommGetAsyncError continuously): recording every one would fill
@@ -130,6 +181,9 @@ static void note_new(struct ls_call *c, struct ls_comm *cm) {
 }
 
 void ls_nccl_post(struct ls_call *c, int64_t rc) {
+  if (c->kind == LS_KIND_ASYNC_ERROR_QUERY && rc == ncclSuccess && c->args.out_async_state &&
+      *(ncclResult_t *)c->args.out_async_state != ncclInProgress)
+    late_hand_out(c->comm ? c->comm : c->args.comm ? ls_comm_lookup(c->args.comm) : NULL);
   if (is_query(c) && c->h0 == 1) {
     int say = rc != ncclSuccess;
     if (!say && c->kind == LS_KIND_ASYNC_ERROR_QUERY && c->args.out_async_state) {
@@ -184,7 +238,13 @@ void ls_nccl_post(struct ls_call *c, int64_t rc) {
   }
   case LS_KIND_COMM_SPLIT: {
     ncclComm_t h = created && c->args.out_comm ? *(ncclComm_t *)c->args.out_comm : NULL;
-    if (!h)
+    /* NCCL 2.28.3: a split of a non-blocking parent returns ncclSuccess with the child
+     * still NULL and the parent in progress until its job ends (split_probe.c): the
+     * parent's next queried state is news, so the poll that hands the child out is
+     * recorded (compare's `not-ready` for a call on the NULL child needs it). */
+    int late = !h && rc == ncclSuccess && ls_comm_nonblocking(c->comm) && c->args.out_comm &&
+               (c->sub == LS_SUB_SHRINK || c->args.color != NCCL_SPLIT_NOCOLOR);
+    if (!h && !late)
       break; /* NCCL_SPLIT_NOCOLOR, or an error */
     uint64_t parent = c->aux0, id;
     if (c->sub == LS_SUB_SHRINK) {
@@ -203,15 +263,20 @@ void ls_nccl_post(struct ls_call *c, int64_t rc) {
       id = ls_hash_u64(ls_hash_u64(ls_hash_u64(parent, (uint64_t)(uint32_t)c->args.color), c->h0),
                        0x53504c54ull);
     }
+    /* NCCL: a split without a config inherits the parent's */
+    int nb = config_nonblocking(c->args.config,
+                                c->args.config ? env_nonblocking() : ls_comm_nonblocking(c->comm));
+    if (late) {
+      late_add(c->comm, c->args.out_comm, id, nb);
+      ls_comm_async_pending(c->comm);
+      break;
+    }
     int r = -1, s = -1;
     if (rc == ncclSuccess)
       nccl_rank_query(h, &r, &s);
     struct ls_comm *cm = ls_comm_register(LS_FAMILY_NCCL, h, id, r, s);
     note_new(c, cm);
-    /* NCCL: a split without a config inherits the parent's */
-    note_nonblocking(c, cm,
-                     config_nonblocking(c->args.config, c->args.config ? env_nonblocking()
-                                                                       : ls_comm_nonblocking(c->comm)));
+    note_nonblocking(c, cm, nb);
     if (rc == ncclInProgress)
       ls_comm_async_pending(cm);
     if (c->rec) {

@@ -578,6 +578,17 @@ static int implied_seq(const struct ls_trace *t, uint64_t i, uint64_t *comm, uin
   return 0;
 }
 
+/* The number the next sequenced call on `comm` after record i gets: one past the last
+ * before i, else 0. */
+static uint64_t next_seq_on(const struct ls_trace *t, uint64_t i, uint64_t comm) {
+  for (uint64_t j = i; j-- > 0;) {
+    const struct ls_trace_record *x = &t->records[j];
+    if (x->state != LS_REC_FREE && x->seq != LS_NO_SEQ && x->comm_id == comm)
+      return x->seq + 1;
+  }
+  return 0;
+}
+
 /* ---- communicator contracts: not-ready and after-abort (issue 10) ---------- */
 
 /* Per trace and communicator identity, walked in record order (claim order, which
@@ -593,6 +604,16 @@ struct ctstate {
   int grouped;                           /* ... inside a group whose outer end did */
   const struct ls_trace_record *aborted; /* its ncclCommAbort */
   const struct ls_trace_record *errored; /* the query that reported an error state */
+  int nb;                                /* created non-blocking */
+};
+
+/* NCCL 2.28.3 (gpu_tests/src/split_probe.c): ncclCommSplit of a non-blocking parent
+ * returns ncclSuccess with the child still NULL (the record has no communicator) and
+ * stores the child only when the parent's state leaves ncclInProgress. Until a query
+ * on the parent says so, a call with a NULL communicator is one on that child. */
+struct ctorphan {
+  uint64_t parent;
+  struct ls_ref ref; /* the split */
 };
 
 struct ctcand { /* a non-blocking create inside a group: pending if the outer end says so */
@@ -608,6 +629,9 @@ struct ctx {
   size_t ncand;
   int judge_ready;  /* the writer records the poll that ends "in progress" */
   int unjudged;     /* a pending init/finalize was seen while judge_ready is 0 */
+  struct ctorphan *orph;
+  size_t norph;
+  uint64_t attr_comm; /* set by contract(): the call has no communicator; judged on this one */
 };
 
 static struct ctstate *ct_find(struct ctx *x, uint64_t comm) {
@@ -631,7 +655,17 @@ static struct ctstate *ct_get(struct ctx *x, uint64_t comm) {
 static void ct_free(struct ctx *x) {
   free(x->v);
   free(x->cand);
+  free(x->orph);
   memset(x, 0, sizeof *x);
+}
+
+/* The parent's state left "in progress" (or it was aborted): its splits' children exist. */
+static void ct_settle_children(struct ctx *x, uint64_t parent) {
+  size_t k = 0;
+  for (size_t i = 0; i < x->norph; i++)
+    if (x->orph[i].parent != parent)
+      x->orph[k++] = x->orph[i];
+  x->norph = k;
 }
 
 /* ", it returned ncclInvalidArgument" / ", it never returned" / "" (success). */
@@ -661,11 +695,19 @@ static const char *contract(struct ctx *x, const struct ls_apidb *db, struct ls_
   char call[256], rcs[96], v[64];
   ls_format_call(db, ref, call, sizeof call);
   rc_clause(db, ref, family, rcs, sizeof rcs);
+  x->attr_comm = 0;
   if (kind == LS_KIND_COMM_INIT || kind == LS_KIND_COMM_SPLIT) {
     struct ctstate *p = kind == LS_KIND_COMM_SPLIT && r->aux0 ? ct_find(x, r->aux0) : NULL;
     if (p && p->aborted) {
       cls = "after-abort";
       ls_bufprintf(body, len, "%s splits a communicator after ncclCommAbort on it%s", call, rcs);
+    }
+    /* a split (not NCCL_SPLIT_NOCOLOR, not a shrink: an excluded rank gets NULL for good)
+     * of a non-blocking parent that returned success without a child */
+    if (!r->comm_id && p && p->nb && !cls && returned && ls_apidb_rc_is(db, family, "success", r->rc) &&
+        (int32_t)(uint32_t)r->aux1 != -1 && !strcmp(ls_trace_api_name(ref.t, r), "ncclCommSplit")) {
+      x->orph = ls_xrealloc(x->orph, (x->norph + 1) * sizeof *x->orph);
+      x->orph[x->norph++] = (struct ctorphan){r->aux0, ref};
     }
     if (!r->comm_id)
       return cls;
@@ -673,6 +715,7 @@ static const char *contract(struct ctx *x, const struct ls_apidb *db, struct ls_
     struct ctstate *s = ct_get(x, r->comm_id);
     memset(s, 0, sizeof *s);
     s->comm = r->comm_id;
+    s->nb = (r->flags & LS_REC_COMM_NONBLOCKING) != 0;
     if (pending_rc) {
       s->pending = CT_INIT;
       s->pend = ref;
@@ -700,6 +743,20 @@ static const char *contract(struct ctx *x, const struct ls_apidb *db, struct ls_
     }
     x->ncand = k;
     return NULL;
+  }
+  /* a query on the NULL child too: the program polls what does not exist yet */
+  if (!r->comm_id && x->judge_ready && x->norph && (uses_comm(kind) || kind == LS_KIND_ASYNC_ERROR_QUERY)) {
+    const struct ctorphan *o = &x->orph[x->norph - 1];
+    char pid[40];
+    x->attr_comm = o->parent;
+    ls_format_comm(o->parent, 0, pid, sizeof pid);
+    ls_bufprintf(body, len,
+                 "%s passes a NULL communicator: %s on the non-blocking communicator %s returned success with "
+                 "the child still NULL, and NCCL hands the child out only after the parent's state leaves "
+                 "ncclInProgress; no ncclCommGetAsyncError on the parent reported that before this call "
+                 "(poll the parent, not the child)%s",
+                 call, ls_trace_api_name(o->ref.t, o->ref.r), pid, rcs);
+    return "not-ready";
   }
   if (!r->comm_id)
     return NULL;
@@ -732,6 +789,7 @@ static const char *contract(struct ctx *x, const struct ls_apidb *db, struct ls_
   }
   switch (kind) {
   case LS_KIND_COMM_ABORT:
+    ct_settle_children(x, r->comm_id);
     s = ct_get(x, r->comm_id);
     if (!s->aborted)
       s->aborted = r;
@@ -740,6 +798,8 @@ static const char *contract(struct ctx *x, const struct ls_apidb *db, struct ls_
   case LS_KIND_ASYNC_ERROR_QUERY:
     if (s && returned && ls_apidb_rc_is(db, family, "success", r->rc)) {
       int64_t st = (int64_t)(int32_t)r->aux0;
+      if (!ls_apidb_rc_is(db, family, "pending", st))
+        ct_settle_children(x, r->comm_id);
       if (ls_apidb_rc_is(db, family, "success", st)) {
         s->pending = CT_READY;
       } else if (!ls_apidb_rc_is(db, family, "pending", st)) {
@@ -841,7 +901,16 @@ static void per_call(struct ls_compare *c, const struct ls_trace_set *set, const
         continue;
       int has_comm = r->comm_id != 0, has_seq = r->seq != LS_NO_SEQ, implied = 0;
       uint64_t comm = r->comm_id, seq = r->seq;
-      if (!has_seq && implied_seq(t, i, &comm, &seq))
+      if (ccls && x.attr_comm) {
+        /* no communicator of its own: judged on the parent whose poll would have handed
+         * the child out, at the number the parent's next sequenced call gets */
+        comm = x.attr_comm;
+        seq = next_seq_on(t, i, comm);
+        has_comm = has_seq = 1;
+        size_t bl = strlen(body);
+        snprintf(body + bl, sizeof body - bl, "; reported on the parent at seq %llu, the number its next call gets",
+                 (unsigned long long)seq);
+      } else if (!has_seq && implied_seq(t, i, &comm, &seq))
         has_comm = has_seq = implied = 1;
       /* The same event on several ranks (every rank's GroupEnd failed, every
        * rank timed out at seq k) is one divergence naming the ranks. */

@@ -15,6 +15,9 @@
  *   LS_STANDIN_FAIL_MOD=M, LS_STANDIN_FAIL_RC=R  a collective or send/recv whose count
  *       is M-1 modulo M fails with R (stored in a group like any error)
  *   LS_STANDIN_DELAY_US=U  each collective or send/recv spends U us "in NCCL"
+ *   LS_STANDIN_SPLIT_VIA_PARENT=1  a split of a non-blocking parent (outside a group)
+ *       behaves as NCCL 2.28.3's: ncclSuccess with *newcomm NULL, the parent in progress,
+ *       the ready child stored in *newcomm by the poll of the parent that ends it
  *   LS_STANDIN_ABORT_ERRORS=1  a call on an aborted communicator returns
  *       ncclInvalidArgument (NCCL's check of a freed handle), ncclRemoteError when
  *       the abort came while the call was in flight
@@ -35,6 +38,7 @@ struct ncclComm {
   int polls_left;
   int aborted;
   int split;   /* made by a split: NCCL learns rank and size in the background job */
+  struct ncclComm *child, **child_out; /* a split of this non-blocking comm, handed out later */
 };
 
 static __thread int depth;
@@ -244,6 +248,21 @@ EXPORT ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_
     return ncclSuccess;
   }
   ncclConfig_t nb = {sizeof(ncclConfig_t), 0xcafebeef, 0, 0};
+  if (!comm->blocking && depth == 0 && env_long("LS_STANDIN_SPLIT_VIA_PARENT") == 1) {
+    /* NCCL 2.28.3 (gpu_tests/src/split_probe.c): a split of a non-blocking parent returns
+     * ncclSuccess with *newcomm still NULL; the parent is in progress, and the child,
+     * already ready, appears when a poll of the parent sees the job end. */
+    ncclComm_t child = NULL;
+    make_comm(&child, comm->nranks, comm->rank, !config ? &nb : config);
+    child->split = 1;
+    child->async = ncclSuccess;
+    comm->child = child;
+    comm->child_out = newcomm;
+    *newcomm = NULL;
+    comm->async = ncclInProgress;
+    comm->polls_left = polls();
+    return ncclSuccess;
+  }
   /* nccl.h: a NULL config inherits the parent's */
   ncclResult_t r = make_comm(newcomm, comm->nranks, comm->rank, !config && !comm->blocking ? &nb : config);
   if (*newcomm)
@@ -295,8 +314,13 @@ EXPORT ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t *state);
 EXPORT ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t *state) {
   if (!comm || !state)
     return ncclInvalidArgument;
-  if (comm->async == ncclInProgress && --comm->polls_left <= 0)
-    comm->async = async_end();
+  if (comm->async == ncclInProgress && --comm->polls_left <= 0) {
+    comm->async = comm->child_out ? ncclSuccess : async_end();
+    if (comm->child_out) { /* the split's job ended: NCCL stores the child now */
+      *comm->child_out = comm->child;
+      comm->child_out = NULL;
+    }
+  }
   *state = __atomic_load_n(&comm->aborted, __ATOMIC_ACQUIRE) ? ncclRemoteError : comm->async;
   return ncclSuccess;
 }

@@ -1,0 +1,31 @@
+# tests/split.cmake — a split of a non-blocking parent (NCCL 2.28.3 hands the child out only
+# when the parent's state leaves ncclInProgress): compare's not-ready on real traces of
+# tests/split/split_prog.c under `lockstep run` against the stand-in NCCL, and lint's
+# nonblocking-not-ready driven by rules/nccl.json's nonblocking.parent_settles_child.
+if(LOCKSTEP_ANALYZER AND TARGET lockstep)
+  find_package(Python3 COMPONENTS Interpreter QUIET)
+  find_path(_sp_cuda_inc nccl.h HINTS ENV CUDA_HOME /usr/local/cuda PATH_SUFFIXES include)
+  if(NOT _sp_cuda_inc)
+    set(_sp_cuda_inc /usr/local/cuda/include)
+  endif()
+  add_test(NAME split.lint.cases
+           COMMAND $<TARGET_FILE:lockstep> lint --verify ${CMAKE_CURRENT_SOURCE_DIR}/split/lint_cases.c
+                   -- -I${_sp_cuda_inc})
+  set_tests_properties(split.lint.cases PROPERTIES TIMEOUT 60 LABELS "analyzer;nonblocking")
+  if(Python3_Interpreter_FOUND)
+    add_test(NAME split.lint.rules
+             COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/split/check_split_lint.py
+                     $<TARGET_FILE:lockstep> ${PROJECT_SOURCE_DIR} ${_sp_cuda_inc})
+    set_tests_properties(split.lint.rules PROPERTIES TIMEOUT 120 LABELS "analyzer;nonblocking")
+  endif()
+endif()
+if(TARGET lockstep_preload AND TARGET ls_standin_nccl AND TARGET ls_fake_cuda AND NOT LOCKSTEP_SANITIZE)
+  add_executable(ls_split_prog ${CMAKE_CURRENT_SOURCE_DIR}/split/split_prog.c)
+  target_include_directories(ls_split_prog PRIVATE ${PROJECT_SOURCE_DIR}/runtime/preload)
+  target_compile_options(ls_split_prog PRIVATE ${LOCKSTEP_WARNINGS} -g -O0)
+  target_link_libraries(ls_split_prog PRIVATE ls_standin_nccl)
+  add_dependencies(ls_split_prog lockstep_preload ls_fake_cuda)
+  add_test(NAME split.compare COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/split/split.sh)
+  set_tests_properties(split.compare PROPERTIES TIMEOUT 120 ENVIRONMENT
+    "LS_BIN=$<TARGET_FILE:lockstep>;LS_PROG=$<TARGET_FILE:ls_split_prog>;LS_SRC=${CMAKE_CURRENT_SOURCE_DIR}/split/split_prog.c;LS_FAKECUDA=${CMAKE_CURRENT_BINARY_DIR}/runtime/fakecuda;LS_WORK=${CMAKE_CURRENT_BINARY_DIR}/split_work;LOCKSTEP_RULES_DIR=${PROJECT_SOURCE_DIR}/rules")
+endif()
