@@ -3,7 +3,7 @@
 # under `lockstep run`: builds the recorder and tools (no analyzer), each fixture (with its
 # // BUILD: flags), runs it with 2 ranks, and writes per fixture its RUNTIME line, the
 # program's output and compare's first divergence into OUTDIR/summary.txt (and build.log).
-# Last run: tests/threads/gpu_results.txt.
+# Last runs: tests/threads/gpu_results.txt (07:00) and gpu_tests/results/2026-11-30-h200x2-s2/threads/ (with confirm).
 # Device call (from the repo root): run(kind="nvidia-h200-x2", carry=[".deps"],
 #   command="tests/threads/gpu_run.sh $OUT")
 set -u
