@@ -54,7 +54,7 @@ ls_loc *ls_ct_loc(ls_program *p, const ls_node *n, const char *msg) {
   return l;
 }
 
-ls_finding *ls_ct_report(ls_program *p, ls_func *f, ls_vec *out, const char *rule, const ls_node *at,
+ls_finding *ls_ct_report(ls_program *p, const ls_func *f, ls_vec *out, const char *rule, const ls_node *at,
                           const char *msg, const char *key) {
   if (!at || !at->file || !at->line)
     return NULL;

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "contracts.h"
 #include "lint.h"
 #include "xalloc.h"
 
@@ -32,17 +33,9 @@ static const char *kind_of(const ls_node *n) {
   return n && n->kind == CXCursor_CallExpr && n->ent && n->ent->rule ? n->ent->rule->kind_name : NULL;
 }
 
-static int is_kind(const ls_node *n, const char *k) {
-  const char *x = kind_of(n);
-  return x && !strcmp(x, k);
-}
-
 static ls_node *arg_role(const ls_node *call, enum ls_role ro) {
-  const ls_rule_fn *r = call->ent->rule;
-  for (int i = 0; i < r->nargs && (unsigned)i < call->nkids; i++)
-    if (r->roles[i] == ro)
-      return call->kids[i];
-  return NULL;
+  int i = ls_ct_arg_of(call, ro);
+  return i < 0 ? NULL : call->kids[i];
 }
 
 static int same_expr(const ls_node *a, const ls_node *b) {
@@ -73,36 +66,6 @@ static const char *name_of(ls_node *n) {
     return buf;
   }
   return n->text ? n->text : "?";
-}
-
-static ls_loc *mkloc(ls_program *p, const ls_node *n, const char *msg) {
-  ls_loc *l = ls_alloc(p->arena, sizeof *l);
-  l->file = n->file;
-  l->line = n->line;
-  l->col = n->col;
-  l->msg = msg ? ls_strdup(p->arena, msg) : NULL;
-  return l;
-}
-
-static ls_finding *report(ls_program *p, const ls_func *f, ls_vec *out, const char *rule, const ls_node *at,
-                          const char *msg, const char *key) {
-  if (!at || !at->file || !at->line)
-    return NULL;
-  for (size_t i = 0; i < out->n; i++) {
-    ls_finding *o = out->v[i];
-    if (o->line == at->line && o->col == at->col && !strcmp(o->rule, rule) && !strcmp(o->file, at->file))
-      return NULL;
-  }
-  ls_finding *fd = ls_alloc(p->arena, sizeof *fd);
-  fd->rule = rule;
-  fd->file = at->file;
-  fd->line = at->line;
-  fd->col = at->col;
-  fd->function = f->name;
-  fd->message = ls_strdup(p->arena, msg);
-  fd->seqkey = key;
-  ls_vec_push(out, fd);
-  return fd;
 }
 
 static uint32_t shift(uint32_t m, int d) { return d >= 0 ? m << d : m >> -d; }
@@ -282,15 +245,15 @@ static void spawn_site(ls_program *p, ls_func *s, ls_block *k, int i, ls_node *c
                    "the spawning thread, not on this one: group state is thread-local, so here the depth goes below "
                    "zero (the call fails) and this thread's collectives were never part of that group",
                    n->text ? n->text : "?", spawner, call->line);
-          ls_finding *fd = report(p, t, out, "group-across-threads", n, msg, "closes-other-thread");
+          ls_finding *fd = ls_ct_report(p, t, out, "group-across-threads", n, msg, "closes-other-thread");
           if (fd) {
             if (opened)
-              ls_vec_push(&fd->notes, mkloc(p, opened, "the group is opened here, on the spawning thread"));
+              ls_vec_push(&fd->notes, ls_ct_loc(p, opened, "the group is opened here, on the spawning thread"));
             snprintf(note, sizeof note, "'%s' runs '%s' on a new thread here, with the group open", spawner, t->name);
-            ls_vec_push(&fd->notes, mkloc(p, call, note));
-            ls_vec_push(&fd->sites, mkloc(p, n, n->text));
+            ls_vec_push(&fd->notes, ls_ct_loc(p, call, note));
+            ls_vec_push(&fd->sites, ls_ct_loc(p, n, n->text));
             if (opened)
-              ls_vec_push(&fd->sites, mkloc(p, opened, opened->text));
+              ls_vec_push(&fd->sites, ls_ct_loc(p, opened, opened->text));
           }
         }
         if (d)
@@ -313,15 +276,15 @@ static void spawn_site(ls_program *p, ls_func *s, ls_block *k, int i, ls_node *c
            "here the depth goes below zero (the call fails) and that thread's group, with whatever it queued, "
            "is never launched",
            end->text ? end->text : "?", t->name, call->line);
-  ls_finding *fd = report(p, s, out, "group-across-threads", end, msg, "closes-thread-group");
+  ls_finding *fd = ls_ct_report(p, s, out, "group-across-threads", end, msg, "closes-thread-group");
   if (fd) {
     if (opened)
-      ls_vec_push(&fd->notes, mkloc(p, opened, "the group is opened here, on the other thread, and left open"));
+      ls_vec_push(&fd->notes, ls_ct_loc(p, opened, "the group is opened here, on the other thread, and left open"));
     snprintf(note, sizeof note, "'%s' runs '%s' on a new thread here", spawner, t->name);
-    ls_vec_push(&fd->notes, mkloc(p, call, note));
-    ls_vec_push(&fd->sites, mkloc(p, end, end->text));
+    ls_vec_push(&fd->notes, ls_ct_loc(p, call, note));
+    ls_vec_push(&fd->sites, ls_ct_loc(p, end, end->text));
     if (opened)
-      ls_vec_push(&fd->sites, mkloc(p, opened, opened->text));
+      ls_vec_push(&fd->sites, ls_ct_loc(p, opened, opened->text));
   }
 }
 
@@ -431,12 +394,12 @@ static void region(ls_program *p, ls_func *f, ls_node *reg, ls_vec *out) {
              "group before the region: group state is thread-local, so there the depth goes below zero (the call "
              "fails) and the opening thread's group is not closed by them",
              closes_outer->text ? closes_outer->text : "?", reg->text, reg->line);
-    ls_finding *fd = report(p, f, out, "group-across-threads", closes_outer, msg, "region-closes-outer");
+    ls_finding *fd = ls_ct_report(p, f, out, "group-across-threads", closes_outer, msg, "region-closes-outer");
     if (fd) {
       if (opened)
-        ls_vec_push(&fd->notes, mkloc(p, opened, "the group is opened here, by the thread that reaches the region"));
-      ls_vec_push(&fd->notes, mkloc(p, reg, "the statement under this pragma runs on a team of threads"));
-      ls_vec_push(&fd->sites, mkloc(p, closes_outer, closes_outer->text));
+        ls_vec_push(&fd->notes, ls_ct_loc(p, opened, "the group is opened here, by the thread that reaches the region"));
+      ls_vec_push(&fd->notes, ls_ct_loc(p, reg, "the statement under this pragma runs on a team of threads"));
+      ls_vec_push(&fd->sites, ls_ct_loc(p, closes_outer, closes_outer->text));
     }
   }
   if (rel > 0 && opens) {
@@ -452,12 +415,12 @@ static void region(ls_program *p, ls_func *f, ls_node *reg, ls_vec *out) {
                "this thread: group state is thread-local, so the other threads' groups stay open, with whatever they "
                "queued",
                end->text ? end->text : "?", reg->text, reg->line);
-      ls_finding *fd = report(p, f, out, "group-across-threads", end, msg, "closes-region-group");
+      ls_finding *fd = ls_ct_report(p, f, out, "group-across-threads", end, msg, "closes-region-group");
       if (fd) {
-        ls_vec_push(&fd->notes, mkloc(p, opens, "the group is opened here, once per thread of the team"));
-        ls_vec_push(&fd->notes, mkloc(p, reg, "the statement under this pragma runs on a team of threads"));
-        ls_vec_push(&fd->sites, mkloc(p, end, end->text));
-        ls_vec_push(&fd->sites, mkloc(p, opens, opens->text));
+        ls_vec_push(&fd->notes, ls_ct_loc(p, opens, "the group is opened here, once per thread of the team"));
+        ls_vec_push(&fd->notes, ls_ct_loc(p, reg, "the statement under this pragma runs on a team of threads"));
+        ls_vec_push(&fd->sites, ls_ct_loc(p, end, end->text));
+        ls_vec_push(&fd->sites, ls_ct_loc(p, opens, opens->text));
       }
     }
   }
@@ -516,7 +479,7 @@ static ls_entity *out_target(ls_node *arg) {
 static void scan_facts(ls_program *p, ls_node *n, struct facts *F, int pass) {
   if (!n)
     return;
-  if (pass == 0 && is_kind(n, "stream_create")) {
+  if (pass == 0 && ls_ct_call_kind(n, "stream_create")) {
     ls_node *a = arg_role(n, LS_ROLE_OUT_STREAM), *fl = arg_role(n, LS_ROLE_STREAM_FLAGS);
     ls_entity *t = a ? out_target(a) : NULL;
     if (t) {
@@ -533,7 +496,7 @@ static void scan_facts(ls_program *p, ls_node *n, struct facts *F, int pass) {
         x->other++; /* flags not known here */
     }
   }
-  if (pass == 0 && is_kind(n, "host_alloc")) {
+  if (pass == 0 && ls_ct_call_kind(n, "host_alloc")) {
     ls_node *a = arg_role(n, LS_ROLE_OUT_PTR);
     ls_entity *t = a ? out_target(a) : NULL;
     if (t) {
@@ -555,10 +518,10 @@ static void scan_facts(ls_program *p, ls_node *n, struct facts *F, int pass) {
       if (!(v && ((v->kind == CXCursor_IntegerLiteral && v->ilit && v->ival == 0) ||
                   v->kind == CXCursor_GNUNullExpr || v->kind == CXCursor_CXXNullPtrLiteralExpr)))
         t = n->ent;
-    } else if (n->kind == CXCursor_CallExpr && !is_kind(n, "stream_create")) {
+    } else if (n->kind == CXCursor_CallExpr && !ls_ct_call_kind(n, "stream_create")) {
       for (unsigned i = 0; i < n->nkids; i++) {
         ls_node *a = unwrap(n->kids[i]);
-        if (a && a->kind == CXCursor_UnaryOperator && a->op == CXUnaryOperator_AddrOf && !is_kind(n, "host_alloc")) {
+        if (a && a->kind == CXCursor_UnaryOperator && a->op == CXUnaryOperator_AddrOf && !ls_ct_call_kind(n, "host_alloc")) {
           ls_entity *e = out_target(n->kids[i]);
           struct fact *x = e ? fact_get(F, e, 0) : NULL;
           if (x)
@@ -708,7 +671,7 @@ static int rebinds(ls_node *n, const ls_node *buf) {
     return same_expr(n->kids[0], buf);
   if (n->kind == CXCursor_VarDecl)
     return unwrap((ls_node *)buf)->kind == CXCursor_DeclRefExpr && unwrap((ls_node *)buf)->ent == n->ent;
-  if (n->kind == CXCursor_CallExpr && !is_kind(n, "memcpy") && !is_kind(n, "memcpy_async"))
+  if (n->kind == CXCursor_CallExpr && !ls_ct_call_kind(n, "memcpy") && !ls_ct_call_kind(n, "memcpy_async"))
     for (unsigned i = 0; i < n->nkids; i++) {
       ls_node *a = unwrap(n->kids[i]);
       if (a && a->kind == CXCursor_UnaryOperator && a->op == CXUnaryOperator_AddrOf && a->nkids == 1 &&
@@ -762,31 +725,31 @@ static void flag(struct walk *w, ls_node *at, const char *how, int pending, ls_n
              "ncclGroupEnd (and the collective itself) return once the work is enqueued, not when the device has "
              "written the buffer; wait with cudaStreamSynchronize or an event recorded after the collective",
              how, bname, cn, w->coll->line, name_of(w->stream));
-  ls_finding *fd = report(w->p, w->f, w->out, "completion-assumed-at-group-end", at, msg, w->coll->ent->rule->op);
+  ls_finding *fd = ls_ct_report(w->p, w->f, w->out, "completion-assumed-at-group-end", at, msg, w->coll->ent->rule->op);
   if (!fd)
     return;
   snprintf(note, sizeof note, "'%s' writes '%s' on stream '%s' here", cn, bname, name_of(w->stream));
-  ls_vec_push(&fd->notes, mkloc(w->p, w->coll, note));
+  ls_vec_push(&fd->notes, ls_ct_loc(w->p, w->coll, note));
   if (w->early)
-    ls_vec_push(&fd->notes, mkloc(w->p, w->early, "this synchronization runs before the group is closed: the "
+    ls_vec_push(&fd->notes, ls_ct_loc(w->p, w->early, "this synchronization runs before the group is closed: the "
                                                     "stream does not hold the collective yet"));
   if (w->closer && !pending)
-    ls_vec_push(&fd->notes, mkloc(w->p, w->closer, "the group ends here: the collective is enqueued, not complete"));
+    ls_vec_push(&fd->notes, ls_ct_loc(w->p, w->closer, "the group ends here: the collective is enqueued, not complete"));
   if (w->elsewhere)
-    ls_vec_push(&fd->notes, mkloc(w->p, w->elsewhere, "this waits for another stream, or for an event recorded "
+    ls_vec_push(&fd->notes, ls_ct_loc(w->p, w->elsewhere, "this waits for another stream, or for an event recorded "
                                                         "without the collective: not for the collective"));
   if (w->host && w->host->where && !read_call) {
     snprintf(note, sizeof note, "'%s' is host-accessible memory, allocated here", bname);
-    ls_vec_push(&fd->notes, mkloc(w->p, w->host->where, note));
-  } else if (w->cs.k == S_CREATED && w->cs.nonblocking && read_call && is_kind(read_call, "memcpy")) {
+    ls_vec_push(&fd->notes, ls_ct_loc(w->p, w->host->where, note));
+  } else if (w->cs.k == S_CREATED && w->cs.nonblocking && read_call && ls_ct_call_kind(read_call, "memcpy")) {
     struct fact *x = fact_get(w->F, w->cs.e, 0);
     if (x && x->where)
-      ls_vec_push(&fd->notes, mkloc(w->p, x->where, "the collective's stream is created non-blocking here: the "
+      ls_vec_push(&fd->notes, ls_ct_loc(w->p, x->where, "the collective's stream is created non-blocking here: the "
                                                       "legacy default stream does not wait for it"));
   }
-  ls_vec_push(&fd->sites, mkloc(w->p, w->coll, cn));
+  ls_vec_push(&fd->sites, ls_ct_loc(w->p, w->coll, cn));
   if (read_call)
-    ls_vec_push(&fd->sites, mkloc(w->p, read_call, read_call->text));
+    ls_vec_push(&fd->sites, ls_ct_loc(w->p, read_call, read_call->text));
 }
 
 /* One item on a path after the collective. Returns 1 when the path ends here. */
@@ -956,7 +919,7 @@ static void completion(ls_program *p, ls_func *f, struct facts *F, struct msyncs
   for (int b = 0; b < f->nblocks; b++)
     for (int i = 0; i < f->blocks[b]->nitems; i++) {
       ls_node *n = f->blocks[b]->items[i];
-      if (is_kind(n, "memcpy") || is_kind(n, "memcpy_async")) {
+      if (ls_ct_call_kind(n, "memcpy") || ls_ct_call_kind(n, "memcpy_async")) {
         ls_node *src = base_of(arg_role(n, LS_ROLE_SRC));
         if (src)
           ls_vec_push(&srcs, src);
@@ -1003,7 +966,7 @@ static void completion(ls_program *p, ls_func *f, struct facts *F, struct msyncs
           ls_node *x = bk->items[j];
           if (x == n)
             break;
-          if (is_kind(x, "event_record")) {
+          if (ls_ct_call_kind(x, "event_record")) {
             ls_node *e = arg_role(x, LS_ROLE_EVENT);
             int ei = e ? slot(w.events, &w.nev, e) : -1;
             if (ei >= 0 && !(s0.cover >> ei & 1))

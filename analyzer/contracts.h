@@ -1,4 +1,4 @@
-/* contracts.h — helpers shared by the API-contract checks (check_contracts.c,
+/* contracts.h — helpers shared by the API-contract checks (check_contracts.c, check_threads.c,
  * check_nonblocking.c): the shapes of rule calls and comparable expressions, and one
  * way to report a finding. Internal to analyzer/; nothing here names an API function. */
 #ifndef LOCKSTEP_CONTRACTS_H
@@ -18,7 +18,7 @@ int ls_ct_same_expr(const ls_node *a, const ls_node *b);
 ls_loc *ls_ct_loc(ls_program *p, const ls_node *n, const char *msg);
 /* Adds a finding at `at` unless `out` already has one of `rule` at that place (NULL then,
  * and when `at` has no location). The message is copied; key feeds the fingerprint. */
-ls_finding *ls_ct_report(ls_program *p, ls_func *f, ls_vec *out, const char *rule, const ls_node *at,
+ls_finding *ls_ct_report(ls_program *p, const ls_func *f, ls_vec *out, const char *rule, const ls_node *at,
                          const char *msg, const char *key);
 
 #endif
