@@ -953,17 +953,6 @@ struct fs {
   uint64_t *in;    /* nblocks x words */
 };
 
-static void fs_set(uint64_t *st, const ls_entity *e, int on) {
-  unsigned b = (unsigned)e->fsidx - 1;
-  if (on)
-    st[b / 64] |= 1ull << (b % 64);
-  else
-    st[b / 64] &= ~(1ull << (b % 64));
-}
-static int fs_get(const uint64_t *st, const ls_entity *e) {
-  unsigned b = (unsigned)e->fsidx - 1;
-  return st[b / 64] >> (b % 64) & 1;
-}
 
 static void fs_cand(struct fs *x, ls_entity *e) {
   if (e && !e->fsidx && e->taint && (e->kind == LS_ENT_VAR || e->kind == LS_ENT_PARAM) && x->cands.n < 4096) {
@@ -987,7 +976,7 @@ static void fs_step(ls_program *p, ls_node *n, uint64_t *st, const ls_origin *im
       int v = impl != NULL;
       for (unsigned i = 0; i < n->nkids && !v; i++)
         v = ls_expr_taint(p, n->kids[i]) != NULL;
-      fs_set(st, n->ent, v);
+      ls_fs_set(st, n->ent, v);
     }
     return;
   case CXCursor_BinaryOperator:
@@ -995,8 +984,8 @@ static void fs_step(ls_program *p, ls_node *n, uint64_t *st, const ls_origin *im
     if (n->nkids == 2 && (t = fs_target(n->kids[0], 0))) {
       int v = impl != NULL || ls_expr_taint(p, n->kids[1]) != NULL;
       if (n->kind == CXCursor_CompoundAssignOperator)
-        v |= fs_get(st, t);
-      fs_set(st, t, v);
+        v |= ls_fs_get(st, t);
+      ls_fs_set(st, t, v);
     }
     return;
   case CXCursor_CallExpr: {
@@ -1007,20 +996,20 @@ static void fs_step(ls_program *p, ls_node *n, uint64_t *st, const ls_origin *im
       for (int i = 0; i < e->rule->nargs && (unsigned)i < n->nkids; i++) {
         enum ls_role ro = e->rule->roles[i];
         if (ro == LS_ROLE_OUT_RANK && (t = fs_target(n->kids[i], 1)))
-          fs_set(st, t, 1);
+          ls_fs_set(st, t, 1);
         if (ro == LS_ROLE_RECVBUF && e->rule->kind == LS_KIND_COLLECTIVE && (t = fs_target(n->kids[i], 1)))
-          fs_set(st, t, 0); /* what a collective delivers is the same on every rank */
+          ls_fs_set(st, t, 0); /* what a collective delivers is the same on every rank */
       }
     for (int i = 0; (e->src & LS_SRC_OUT) && i < p->rules->nsrcs; i++) {
       const ls_rule_src *r = &p->rules->srcs[i];
       if (!r->uniform && r->out_arg >= 0 && (unsigned)r->out_arg < n->nkids && n->text && !strcmp(r->call, n->text) &&
           (t = fs_target(n->kids[r->out_arg], 1)))
-        fs_set(st, t, 1);
+        ls_fs_set(st, t, 1);
     }
     if (e->def && e->out_taint)
       for (unsigned i = 0; i < n->nkids && i < 64; i++)
         if (e->out_taint >> i & 1 && (t = fs_target(n->kids[i], 1)))
-          fs_set(st, t, 1);
+          ls_fs_set(st, t, 1);
     return;
   }
   default:
@@ -1068,7 +1057,7 @@ static void fs_solve(struct ctx *c, struct fs *x) {
     abort();
   for (int i = 0; i < f->nparams; i++)
     if (f->params[i]->fsidx)
-      fs_set(&x->in[f->entry->id * W], f->params[i], 1);
+      ls_fs_set(&x->in[f->entry->id * W], f->params[i], 1);
   int qh = 0, qt = 0, n = B + 1;
   q[qt++] = f->entry;
   inq[f->entry->id] = 1;

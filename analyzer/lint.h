@@ -232,6 +232,18 @@ const ls_origin *ls_content_taint(ls_program *p, ls_node *n);
 /* Flow-sensitive view: while `state` is set, a local with fsidx reads as rank-dependent
  * only when its bit is set. NULL restores the flow-insensitive facts. */
 void ls_taint_state(const uint64_t *state);
+/* An entity's bit (fsidx) in a flow-sensitive state; both flow-sensitive passes use these. */
+static inline void ls_fs_set(uint64_t *st, const ls_entity *e, int on) {
+  unsigned b = (unsigned)e->fsidx - 1;
+  if (on)
+    st[b / 64] |= 1ull << (b % 64);
+  else
+    st[b / 64] &= ~(1ull << (b % 64));
+}
+static inline int ls_fs_get(const uint64_t *st, const ls_entity *e) {
+  unsigned b = (unsigned)e->fsidx - 1;
+  return st[b / 64] >> (b % 64) & 1;
+}
 /* The entity an lvalue writes; *level counts dereferences (> 0: through a pointer). */
 ls_entity *ls_target_of(ls_node *n, int *level);
 

@@ -400,17 +400,6 @@ struct fsx {
   ls_vec pcands;         /* the candidates that are access paths */
 };
 
-static void fs_set(uint64_t *st, const ls_entity *e, int on) {
-  unsigned b = (unsigned)e->fsidx - 1;
-  if (on)
-    st[b / 64] |= 1ull << (b % 64);
-  else
-    st[b / 64] &= ~(1ull << (b % 64));
-}
-static int fs_get(const uint64_t *st, const ls_entity *e) {
-  unsigned b = (unsigned)e->fsidx - 1;
-  return st[b / 64] >> (b % 64) & 1;
-}
 
 static void fs_cand(struct fsx *x, ls_entity *e) {
   if (e && !e->fsidx && x->cands.n < x->maxc &&
@@ -567,7 +556,7 @@ static void paths_set(struct fsx *x, uint64_t *st, const ls_entity *base, const 
   for (size_t i = 0; i < x->pcands.n; i++) {
     ls_entity *e = x->pcands.v[i];
     if ((base && e->pbase == base) || (field && e->pfield == field) || (!base && !field && e->pfield->taint))
-      fs_set(st, e, v);
+      ls_fs_set(st, e, v);
   }
 }
 
@@ -582,7 +571,7 @@ static void fs_step(ls_program *p, struct fsx *x, ls_node *n, uint64_t *st, cons
       for (unsigned i = 0; i < n->nkids && !v; i++)
         v = ls_expr_taint(p, n->kids[i]) != NULL;
       if (n->ent->fsidx)
-        fs_set(st, n->ent, v);
+        ls_fs_set(st, n->ent, v);
       if (x->pcands.n && n->nkids)
         paths_set(x, st, n->ent, NULL, v);
     }
@@ -592,8 +581,8 @@ static void fs_step(ls_program *p, struct fsx *x, ls_node *n, uint64_t *st, cons
     if (n->nkids == 2 && (t = fs_target(n->kids[0], 0))) {
       int v = impl != NULL || ls_expr_taint(p, n->kids[1]) != NULL;
       if (n->kind == CXCursor_CompoundAssignOperator)
-        v |= fs_get(st, t);
-      fs_set(st, t, v);
+        v |= ls_fs_get(st, t);
+      ls_fs_set(st, t, v);
     }
     if (n->nkids == 2 && x->pcands.n) {
       level = 0;
@@ -613,9 +602,9 @@ static void fs_step(ls_program *p, struct fsx *x, ls_node *n, uint64_t *st, cons
       for (int i = 0; i < e->rule->nargs && (unsigned)i < n->nkids; i++) {
         enum ls_role ro = e->rule->roles[i];
         if (ro == LS_ROLE_OUT_RANK && (t = fs_target(n->kids[i], 1)))
-          fs_set(st, t, 1);
+          ls_fs_set(st, t, 1);
         if (ro == LS_ROLE_RECVBUF && e->rule->kind == LS_KIND_COLLECTIVE && (t = fs_target(n->kids[i], 1)))
-          fs_set(st, t, 0); /* what a collective delivers is the same on every rank */
+          ls_fs_set(st, t, 0); /* what a collective delivers is the same on every rank */
         if (ro == LS_ROLE_RECVBUF && e->rule->kind == LS_KIND_COLLECTIVE && x->pcands.n &&
             (t = whole_object(n->kids[i])))
           paths_set(x, st, t, NULL, 0);
@@ -624,12 +613,12 @@ static void fs_step(ls_program *p, struct fsx *x, ls_node *n, uint64_t *st, cons
       const ls_rule_src *r = &p->rules->srcs[i];
       if (r->out_arg >= 0 && (unsigned)r->out_arg < n->nkids && n->text && !strcmp(r->call, n->text) &&
           (t = fs_target(n->kids[r->out_arg], 1)))
-        fs_set(st, t, !r->uniform); /* MPI_Comm_size(c, &n): uniform from here on */
+        ls_fs_set(st, t, !r->uniform); /* MPI_Comm_size(c, &n): uniform from here on */
     }
     if (e->def && e->out_taint)
       for (unsigned i = 0; i < n->nkids && i < 64; i++)
         if (e->out_taint >> i & 1 && (t = fs_target(n->kids[i], 1)))
-          fs_set(st, t, 1);
+          ls_fs_set(st, t, 1);
     if (e->def && !e->rule && x->pcands.n)
       paths_set(x, st, NULL, NULL, 1); /* a callee may write any object's rank-dependent field */
     return;
@@ -651,10 +640,10 @@ static void fs_solve(ls_program *p, ls_func *f, struct fsx *x) {
     abort();
   for (int i = 0; i < f->nparams; i++)
     if (f->params[i]->fsidx)
-      fs_set(&x->in[f->entry->id * W], f->params[i], 1);
+      ls_fs_set(&x->in[f->entry->id * W], f->params[i], 1);
   for (size_t i = 0; i < x->pcands.n; i++) /* what a parameter or member holds: as any object's */
     if (((ls_entity *)x->pcands.v[i])->pbase->kind != LS_ENT_VAR)
-      fs_set(&x->in[f->entry->id * W], x->pcands.v[i], 1);
+      ls_fs_set(&x->in[f->entry->id * W], x->pcands.v[i], 1);
   int qh = 0, qt = 0, n = B + 1;
   q[qt++] = f->entry;
   inq[f->entry->id] = 1;
