@@ -367,6 +367,15 @@ static int mkdir_p(const char *dir) {
 #define LS_PAGE 4096u
 #define ROUND_PAGE(x) (((x) + LS_PAGE - 1) / LS_PAGE * LS_PAGE)
 
+/* fallocate that a signal cannot fail (the program's timers interrupt it: EINTR is
+ * not a full disk). Returns 0 or the errno. */
+static int reserve_blocks(int fd, off_t off, off_t len) {
+  while (fallocate(fd, 0, off, len) != 0)
+    if (errno != EINTR)
+      return errno;
+  return 0;
+}
+
 static int trace_open(void) {
   const char *dir = getenv("LOCKSTEP_TRACE_DIR");
   if (!dir || !*dir)
@@ -422,14 +431,12 @@ static int trace_open(void) {
   ls_g.reserve_failed = 0;
   ls_g.reserve_unsupported = 0;
   ls_g.map_size = size;
-  int fa;
-  while ((fa = fallocate(fd, 0, 0, (off_t)rec_off)) != 0 && errno == EINTR)
-    ; /* a signal came in (the program's timers): not a full disk */
+  int fa = reserve_blocks(fd, 0, (off_t)rec_off);
   if (fa != 0) {
-    if (errno == EOPNOTSUPP || errno == ENOSYS)
+    if (fa == EOPNOTSUPP || fa == ENOSYS)
       ls_g.reserve_unsupported = 1;
     else {
-      errmsg("cannot reserve space for trace file", ls_g.path, errno);
+      errmsg("cannot reserve space for trace file", ls_g.path, fa);
       close(fd);
       return -1;
     }
@@ -490,17 +497,16 @@ int ls_trace_reserve(uint64_t upto) {
   /* Overlapping reservations from racing threads are harmless. Short of space, take
    * what is left (halving down to one page of records). */
   for (;;) {
-    if (fallocate(ls_g.fd, 0, (off_t)(ls_g.hdr->records_offset + have * LS_TRACE_RECORD_SIZE),
-                  (off_t)((upto - have) * LS_TRACE_RECORD_SIZE)) == 0)
+    int err = reserve_blocks(ls_g.fd, (off_t)(ls_g.hdr->records_offset + have * LS_TRACE_RECORD_SIZE),
+                             (off_t)((upto - have) * LS_TRACE_RECORD_SIZE));
+    if (err == 0)
       break;
-    if (errno == EINTR)
-      continue; /* interrupted by a signal: not a full disk */
-    if (errno == EOPNOTSUPP || errno == ENOSYS) {
+    if (err == EOPNOTSUPP || err == ENOSYS) {
       ls_g.reserve_unsupported = 1;
       __atomic_store_n(&ls_g.backed, ls_g.capacity, __ATOMIC_RELEASE);
       return 0;
     }
-    if (errno != ENOSPC || upto - have <= 32) {
+    if (err != ENOSPC || upto - have <= 32) {
       /* disk full: records past `backed` are dropped, never written; writers stop
        * asking until the watchdog's next attempt succeeds */
       __atomic_store_n(&ls_g.reserve_failed, 1, __ATOMIC_RELEASE);
