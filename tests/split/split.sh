@@ -1,7 +1,7 @@
 # split.sh — compare's `not-ready` for a call on the child of a split of a non-blocking parent
 # made before the parent was polled (the child is still NULL, as in NCCL 2.28.3), and silence
 # once the parent was polled. split_prog under `lockstep run`, two ranks per mode, on the
-# stand-in NCCL with LS_STANDIN_SPLIT_VIA_PARENT=1. ctest provides LS_BIN, LS_PROG, LS_SRC,
+# stand-in NCCL (whose split behaves as NCCL 2.28.3's by default). ctest provides LS_BIN, LS_PROG, LS_SRC,
 # LS_FAKECUDA, LS_WORK.
 set -u
 fail() {
@@ -11,8 +11,7 @@ fail() {
 rm -rf "$LS_WORK"
 mkdir -p "$LS_WORK"
 cd "$LS_WORK" || fail cd
-unset LS_STANDIN_ASYNC_END LS_STANDIN_POLLS LOCKSTEP_RECORD_QUERIES 2>/dev/null || true
-export LS_STANDIN_SPLIT_VIA_PARENT=1
+unset LS_STANDIN_ASYNC_END LS_STANDIN_POLLS LOCKSTEP_RECORD_QUERIES LS_STANDIN_SPLIT_IN_PROGRESS 2>/dev/null || true
 USE=$(grep -n "SP:use" "$LS_SRC" | cut -d: -f1)
 QUERY=$(grep -n "SP:query" "$LS_SRC" | cut -d: -f1)
 [ -n "$USE" ] && [ -n "$QUERY" ] || fail "marker not found in $LS_SRC"

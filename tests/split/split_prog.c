@@ -1,7 +1,7 @@
 /* split_prog.c — a two-rank program for compare's `not-ready` on the child of a split of a
  * non-blocking parent (NCCL 2.28.3: ncclSuccess with the child NULL until the parent's state
  * leaves ncclInProgress; gpu_tests/src/split_probe.c), run under `lockstep run` against the
- * stand-in libnccl.so.2 with LS_STANDIN_SPLIT_VIA_PARENT=1. RANK comes from the environment.
+ * stand-in libnccl.so.2 (NCCL 2.28.3's split by default). RANK comes from the environment.
  *   split_prog early | polled | childpoll
  * early: the AllReduce on the child right after the split (NULL); polled: after polling the
  * parent (the clean twin); childpoll: after polling the child, which is NULL (fails). */

@@ -91,7 +91,8 @@ int main(int argc, char **argv) {
   if (st != ncclSuccess)
     return 4;
   if (!strcmp(mode, "inherit")) {
-    /* a split with a NULL config is non-blocking like its parent: used unpolled */
+    /* a split with a NULL config is non-blocking like its parent: used unpolled (the
+     * test runs this mode with LS_STANDIN_SPLIT_IN_PROGRESS=1: in progress, child set) */
     ncclComm_t child = NULL;
     if (ncclCommSplit(comm, 0, rank, &child, NULL) != ncclInProgress)
       return 6;

@@ -15,9 +15,12 @@
  *   LS_STANDIN_FAIL_MOD=M, LS_STANDIN_FAIL_RC=R  a collective or send/recv whose count
  *       is M-1 modulo M fails with R (stored in a group like any error)
  *   LS_STANDIN_DELAY_US=U  each collective or send/recv spends U us "in NCCL"
- *   LS_STANDIN_SPLIT_VIA_PARENT=1  a split of a non-blocking parent (outside a group)
- *       behaves as NCCL 2.28.3's: ncclSuccess with *newcomm NULL, the parent in progress,
- *       the ready child stored in *newcomm by the poll of the parent that ends it
+ *   LS_STANDIN_SPLIT_IN_PROGRESS=1  a split of a non-blocking parent (outside a group)
+ *       returns ncclInProgress with the child in *newcomm, in progress itself (what
+ *       nccl.h allows any non-blocking call to do). Without it the split behaves as
+ *       NCCL 2.28.3's (gpu_tests/src/split_probe.c): ncclSuccess with *newcomm NULL,
+ *       the parent in progress, the ready child stored in *newcomm by the poll of the
+ *       parent that ends it
  *   LS_STANDIN_ABORT_ERRORS=1  a call on an aborted communicator returns
  *       ncclInvalidArgument (NCCL's check of a freed handle), ncclRemoteError when
  *       the abort came while the call was in flight
@@ -248,7 +251,7 @@ EXPORT ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_
     return ncclSuccess;
   }
   ncclConfig_t nb = {sizeof(ncclConfig_t), 0xcafebeef, 0, 0};
-  if (!comm->blocking && depth == 0 && env_long("LS_STANDIN_SPLIT_VIA_PARENT") == 1) {
+  if (!comm->blocking && depth == 0 && env_long("LS_STANDIN_SPLIT_IN_PROGRESS") != 1) {
     /* NCCL 2.28.3 (gpu_tests/src/split_probe.c): a split of a non-blocking parent returns
      * ncclSuccess with *newcomm still NULL; the parent is in progress, and the child,
      * already ready, appears when a poll of the parent sees the job end. */
