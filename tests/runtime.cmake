@@ -17,7 +17,7 @@ target_include_directories(ls_fake_cuda PRIVATE ${PROJECT_SOURCE_DIR}/runtime/pr
 
 add_executable(ls_prog_nccl ${LS_RT_DIR}/prog_nccl.c)
 set_target_properties(ls_prog_nccl PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${LS_RT_BIN})
-target_include_directories(ls_prog_nccl PRIVATE ${PROJECT_SOURCE_DIR}/runtime/preload)
+target_include_directories(ls_prog_nccl PRIVATE ${PROJECT_SOURCE_DIR}/runtime/preload ${PROJECT_SOURCE_DIR}/tests/runtime/standin)
 target_compile_options(ls_prog_nccl PRIVATE ${LOCKSTEP_WARNINGS} -Wno-missing-prototypes)
 target_link_libraries(ls_prog_nccl PRIVATE ls_standin_nccl Threads::Threads)
 

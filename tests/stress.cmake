@@ -5,7 +5,7 @@
 # .ci/test (-R '^(runtime|...)') runs them too. Uses tests/runtime.cmake's targets.
 add_executable(ls_stress_nccl ${LS_RT_DIR}/stress_nccl.c)
 set_target_properties(ls_stress_nccl PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${LS_RT_BIN})
-target_include_directories(ls_stress_nccl PRIVATE ${PROJECT_SOURCE_DIR}/runtime/preload)
+target_include_directories(ls_stress_nccl PRIVATE ${PROJECT_SOURCE_DIR}/runtime/preload ${PROJECT_SOURCE_DIR}/tests/runtime/standin)
 target_compile_options(ls_stress_nccl PRIVATE ${LOCKSTEP_WARNINGS})
 target_link_libraries(ls_stress_nccl PRIVATE ls_standin_nccl Threads::Threads)
 

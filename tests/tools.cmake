@@ -16,11 +16,11 @@ endforeach()
 # Not under a sanitizer: a sanitized liblockstep.so cannot be preloaded into `sh`.
 if(TARGET lockstep_preload AND TARGET ls_standin_nccl AND TARGET ls_fake_cuda AND NOT LOCKSTEP_SANITIZE)
   add_executable(ls_tools_e2e ${CMAKE_CURRENT_SOURCE_DIR}/tools/e2e_prog.c)
-  target_include_directories(ls_tools_e2e PRIVATE ${PROJECT_SOURCE_DIR}/runtime/preload)
+  target_include_directories(ls_tools_e2e PRIVATE ${PROJECT_SOURCE_DIR}/runtime/preload ${PROJECT_SOURCE_DIR}/tests/runtime/standin)
   target_compile_options(ls_tools_e2e PRIVATE ${LOCKSTEP_WARNINGS} -g -O0)
   target_link_libraries(ls_tools_e2e PRIVATE ls_standin_nccl)
   add_dependencies(ls_tools_e2e lockstep_preload ls_fake_cuda)
   add_test(NAME tools.e2e COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/tools/e2e.sh)
   set_tests_properties(tools.e2e PROPERTIES TIMEOUT 120 ENVIRONMENT
-    "LS_BIN=$<TARGET_FILE:lockstep>;LS_E2E=$<TARGET_FILE:ls_tools_e2e>;LS_SRC=${CMAKE_CURRENT_SOURCE_DIR}/tools/e2e_prog.c;LS_INC=${PROJECT_SOURCE_DIR}/runtime/preload;LS_FAKECUDA=${CMAKE_CURRENT_BINARY_DIR}/runtime/fakecuda;LS_WORK=${CMAKE_CURRENT_BINARY_DIR}/tools_work/e2e;LOCKSTEP_RULES_DIR=${PROJECT_SOURCE_DIR}/rules")
+    "LS_BIN=$<TARGET_FILE:lockstep>;LS_E2E=$<TARGET_FILE:ls_tools_e2e>;LS_SRC=${CMAKE_CURRENT_SOURCE_DIR}/tools/e2e_prog.c;LS_INC=${PROJECT_SOURCE_DIR}/runtime/preload;LS_INC_STANDIN=${PROJECT_SOURCE_DIR}/tests/runtime/standin;LS_FAKECUDA=${CMAKE_CURRENT_BINARY_DIR}/runtime/fakecuda;LS_WORK=${CMAKE_CURRENT_BINARY_DIR}/tools_work/e2e;LOCKSTEP_RULES_DIR=${PROJECT_SOURCE_DIR}/rules")
 endif()

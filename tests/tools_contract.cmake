@@ -3,7 +3,7 @@
 # the stand-in NCCL and fake CUDA driver (tests/runtime.cmake builds both).
 if(TARGET lockstep_preload AND TARGET ls_standin_nccl AND TARGET ls_fake_cuda AND NOT LOCKSTEP_SANITIZE)
   add_executable(ls_tools_contract ${CMAKE_CURRENT_SOURCE_DIR}/tools/contract_prog.c)
-  target_include_directories(ls_tools_contract PRIVATE ${PROJECT_SOURCE_DIR}/runtime/preload)
+  target_include_directories(ls_tools_contract PRIVATE ${PROJECT_SOURCE_DIR}/runtime/preload ${PROJECT_SOURCE_DIR}/tests/runtime/standin)
   target_compile_options(ls_tools_contract PRIVATE ${LOCKSTEP_WARNINGS} -g -O0)
   target_link_libraries(ls_tools_contract PRIVATE ls_standin_nccl)
   add_dependencies(ls_tools_contract lockstep_preload ls_fake_cuda)

@@ -14,40 +14,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "nccl_abi.h"
+#include "standin_prog.h"
 
-ncclResult_t ncclAllReduce(const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t, cudaStream_t);
-ncclResult_t ncclBroadcast(const void *, void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t);
-ncclResult_t ncclBcast(void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t);
-ncclResult_t ncclReduce(const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, int, ncclComm_t, cudaStream_t);
-ncclResult_t ncclAllGather(const void *, void *, size_t, ncclDataType_t, ncclComm_t, cudaStream_t);
-ncclResult_t ncclReduceScatter(const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t, cudaStream_t);
-ncclResult_t ncclAlltoAll(const void *, void *, size_t, ncclDataType_t, ncclComm_t, cudaStream_t);
-ncclResult_t ncclGather(const void *, void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t);
-ncclResult_t ncclScatter(const void *, void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t);
-ncclResult_t ncclSend(const void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t);
-ncclResult_t ncclRecv(void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t);
-ncclResult_t ncclGroupStart(void);
-ncclResult_t ncclGroupEnd(void);
-ncclResult_t ncclGroupSimulateEnd(ncclSimInfo_t *);
-ncclResult_t ncclGetUniqueId(ncclUniqueId *);
-ncclResult_t ncclCommInitRank(ncclComm_t *, int, ncclUniqueId, int);
-ncclResult_t ncclCommInitRankConfig(ncclComm_t *, int, ncclUniqueId, int, ncclConfig_t *);
-ncclResult_t ncclCommInitAll(ncclComm_t *, int, const int *);
-ncclResult_t ncclCommSplit(ncclComm_t, int, int, ncclComm_t *, ncclConfig_t *);
-ncclResult_t ncclCommShrink(ncclComm_t, int *, int, ncclComm_t *, ncclConfig_t *, int);
-ncclResult_t ncclCommFinalize(ncclComm_t);
-ncclResult_t ncclCommDestroy(ncclComm_t);
-ncclResult_t ncclCommAbort(ncclComm_t);
-ncclResult_t ncclCommGetAsyncError(ncclComm_t, ncclResult_t *);
-ncclResult_t ncclCommCount(const ncclComm_t, int *);
-ncclResult_t ncclCommUserRank(const ncclComm_t, int *);
-ncclResult_t ncclCommCuDevice(const ncclComm_t, int *);
-int lsStandinAbortCount(void);
 
-#define F32 ((ncclDataType_t)7)
-#define SUM ((ncclRedOp_t)0)
-#define S ((cudaStream_t)(uintptr_t)0x5000)
 
 static int rank, world;
 static int failures;
@@ -59,13 +28,7 @@ static void expect(const char *label, ncclResult_t got, ncclResult_t want) {
   }
 }
 
-static ncclUniqueId uid(const char *suffix) {
-  ncclUniqueId id;
-  memset(&id, 0, sizeof id);
-  const char *base = getenv("LS_TEST_UID");
-  snprintf(id.internal, sizeof id.internal, "%s/%s", base ? base : "lockstep-test", suffix);
-  return id;
-}
+static ncclUniqueId uid(const char *name) { return standin_uid("lockstep-test", name); }
 
 static ncclComm_t init(const char *name) {
   ncclComm_t c = NULL;
@@ -77,19 +40,19 @@ static float buf[64];
 
 static void basic(void) {
   ncclComm_t c = init("world");
-  expect("ncclAllReduce", ncclAllReduce(buf, buf, 8, F32, SUM, c, S), ncclSuccess);
-  expect("ncclBroadcast", ncclBroadcast(buf, buf, 4, F32, 0, c, S), ncclSuccess);
+  expect("ncclAllReduce", ncclAllReduce(buf, buf, 8, F32, SUM, c, STREAM), ncclSuccess);
+  expect("ncclBroadcast", ncclBroadcast(buf, buf, 4, F32, 0, c, STREAM), ncclSuccess);
   expect("ncclGroupStart", ncclGroupStart(), ncclSuccess);
-  expect("ncclSend", ncclSend(buf, 2, F32, (rank + 1) % world, c, S), ncclSuccess);
-  expect("ncclRecv", ncclRecv(buf, 2, F32, (rank + world - 1) % world, c, S), ncclSuccess);
+  expect("ncclSend", ncclSend(buf, 2, F32, (rank + 1) % world, c, STREAM), ncclSuccess);
+  expect("ncclRecv", ncclRecv(buf, 2, F32, (rank + world - 1) % world, c, STREAM), ncclSuccess);
   expect("ncclGroupEnd", ncclGroupEnd(), ncclSuccess);
-  expect("ncclReduce", ncclReduce(buf, buf, 3, F32, SUM, 0, c, S), ncclSuccess);
-  expect("ncclAllGather", ncclAllGather(buf, buf, 1, F32, c, S), ncclSuccess);
-  expect("ncclReduceScatter", ncclReduceScatter(buf, buf, 1, F32, SUM, c, S), ncclSuccess);
-  expect("ncclAlltoAll", ncclAlltoAll(buf, buf, 1, F32, c, S), ncclSuccess);
-  expect("ncclGather", ncclGather(buf, buf, 1, F32, 0, c, S), ncclSuccess);
-  expect("ncclScatter", ncclScatter(buf, buf, 1, F32, 0, c, S), ncclSuccess);
-  expect("ncclBcast", ncclBcast(buf, 5, F32, 0, c, S), ncclSuccess);
+  expect("ncclReduce", ncclReduce(buf, buf, 3, F32, SUM, 0, c, STREAM), ncclSuccess);
+  expect("ncclAllGather", ncclAllGather(buf, buf, 1, F32, c, STREAM), ncclSuccess);
+  expect("ncclReduceScatter", ncclReduceScatter(buf, buf, 1, F32, SUM, c, STREAM), ncclSuccess);
+  expect("ncclAlltoAll", ncclAlltoAll(buf, buf, 1, F32, c, STREAM), ncclSuccess);
+  expect("ncclGather", ncclGather(buf, buf, 1, F32, 0, c, STREAM), ncclSuccess);
+  expect("ncclScatter", ncclScatter(buf, buf, 1, F32, 0, c, STREAM), ncclSuccess);
+  expect("ncclBcast", ncclBcast(buf, 5, F32, 0, c, STREAM), ncclSuccess);
   ncclResult_t st = ncclNumResults;
   int n = -1, r = -1, d = -1;
   expect("ncclCommGetAsyncError", ncclCommGetAsyncError(c, &st), ncclSuccess);
@@ -115,18 +78,18 @@ static void rc_classes(void) {
   show("groupend_depth0", ncclGroupEnd(), ncclInvalidUsage);
   /* invalid root inside a group: returned by the call and again by the outer end */
   show("group_start", ncclGroupStart(), ncclSuccess);
-  show("bcast_bad_root_in_group", ncclBroadcast(buf, buf, 1, F32, world, c, S), ncclInvalidArgument);
+  show("bcast_bad_root_in_group", ncclBroadcast(buf, buf, 1, F32, world, c, STREAM), ncclInvalidArgument);
   show("group_end_stored_error", ncclGroupEnd(), ncclInvalidArgument);
   /* nested groups: only the outermost end launches */
   show("nest_start1", ncclGroupStart(), ncclSuccess);
-  show("nest_allreduce", ncclAllReduce(buf, buf, 2, F32, SUM, c, S), ncclSuccess);
+  show("nest_allreduce", ncclAllReduce(buf, buf, 2, F32, SUM, c, STREAM), ncclSuccess);
   show("nest_start2", ncclGroupStart(), ncclSuccess);
-  show("nest_send", ncclSend(buf, 1, F32, 0, c, S), ncclSuccess);
+  show("nest_send", ncclSend(buf, 1, F32, 0, c, STREAM), ncclSuccess);
   show("nest_end2", ncclGroupEnd(), ncclSuccess);
   show("nest_end1", ncclGroupEnd(), ncclSuccess);
   /* ungrouped argument errors */
-  show("allreduce_bad_dtype", ncclAllReduce(buf, buf, 2, (ncclDataType_t)99, SUM, c, S), ncclInvalidArgument);
-  show("allreduce_null_comm", ncclAllReduce(buf, buf, 2, F32, SUM, NULL, S), ncclInvalidArgument);
+  show("allreduce_bad_dtype", ncclAllReduce(buf, buf, 2, (ncclDataType_t)99, SUM, c, STREAM), ncclInvalidArgument);
+  show("allreduce_null_comm", ncclAllReduce(buf, buf, 2, F32, SUM, NULL, STREAM), ncclInvalidArgument);
   show("count_null_out", ncclCommCount(c, NULL), ncclInvalidArgument);
   show("async_null_comm", ncclCommGetAsyncError(NULL, NULL), ncclInvalidArgument);
   show("init_bad_rank", ncclCommInitRank(&(ncclComm_t){0}, world, uid("bad"), world + 3), ncclInvalidArgument);
@@ -137,7 +100,7 @@ static void rc_classes(void) {
     failures++;
   /* simulate end */
   show("sim_start", ncclGroupStart(), ncclSuccess);
-  show("sim_allreduce", ncclAllReduce(buf, buf, 2, F32, SUM, c, S), ncclSuccess);
+  show("sim_allreduce", ncclAllReduce(buf, buf, 2, F32, SUM, c, STREAM), ncclSuccess);
   show("sim_end", ncclGroupSimulateEnd(NULL), ncclSuccess);
   /* non-blocking communicator: in progress, then success via GetAsyncError */
   ncclConfig_t cfg = {sizeof(ncclConfig_t), 0, 0, 0};
@@ -150,7 +113,7 @@ static void rc_classes(void) {
     npolls++;
   }
   show("nb_state", st, ncclSuccess);
-  show("nb_allreduce", ncclAllReduce(buf, buf, 2, F32, SUM, nb, S), ncclSuccess);
+  show("nb_allreduce", ncclAllReduce(buf, buf, 2, F32, SUM, nb, STREAM), ncclSuccess);
   show("nb_finalize", ncclCommFinalize(nb), ncclInProgress);
   st = ncclInProgress;
   while (st == ncclInProgress && npolls < 200) {
@@ -172,11 +135,11 @@ static void *thread_main(void *arg) {
       usleep((useconds_t)sleep_us);
     if (i % 10 == 0) {
       ncclGroupStart();
-      ncclSend(buf, (size_t)i, F32, 0, c, S);
-      ncclRecv(buf, (size_t)i, F32, 0, c, S);
+      ncclSend(buf, (size_t)i, F32, 0, c, STREAM);
+      ncclRecv(buf, (size_t)i, F32, 0, c, STREAM);
       expect("ncclGroupEnd", ncclGroupEnd(), ncclSuccess);
     } else {
-      expect("ncclAllReduce", ncclAllReduce(buf, buf, (size_t)i, F32, SUM, c, S), ncclSuccess);
+      expect("ncclAllReduce", ncclAllReduce(buf, buf, (size_t)i, F32, SUM, c, STREAM), ncclSuccess);
     }
   }
   ncclCommDestroy(c);
@@ -197,28 +160,28 @@ static void split(void) {
   ncclComm_t w = init("world"), a = NULL, b = NULL, s = NULL;
   expect("ncclCommSplit", ncclCommSplit(w, rank % 2, rank, &a, NULL), ncclSuccess);
   expect("ncclCommSplit", ncclCommSplit(w, rank % 2, -rank, &b, NULL), ncclSuccess);
-  expect("ncclAllReduce", ncclAllReduce(buf, buf, 1, F32, SUM, w, S), ncclSuccess);
-  expect("ncclAllReduce", ncclAllReduce(buf, buf, 2, F32, SUM, a, S), ncclSuccess);
-  expect("ncclAllReduce", ncclAllReduce(buf, buf, 3, F32, SUM, b, S), ncclSuccess);
+  expect("ncclAllReduce", ncclAllReduce(buf, buf, 1, F32, SUM, w, STREAM), ncclSuccess);
+  expect("ncclAllReduce", ncclAllReduce(buf, buf, 2, F32, SUM, a, STREAM), ncclSuccess);
+  expect("ncclAllReduce", ncclAllReduce(buf, buf, 3, F32, SUM, b, STREAM), ncclSuccess);
   int excl[1] = {world - 1};
   if (world > 1) {
     expect("ncclCommShrink", ncclCommShrink(w, excl, 1, &s, NULL, 0), ncclSuccess);
     if (s)
-      expect("ncclAllReduce", ncclAllReduce(buf, buf, 4, F32, SUM, s, S), ncclSuccess);
+      expect("ncclAllReduce", ncclAllReduce(buf, buf, 4, F32, SUM, s, STREAM), ncclSuccess);
   }
   ncclComm_t all[2];
   expect("ncclCommInitAll", ncclCommInitAll(all, 2, NULL), ncclSuccess);
   expect("ncclGroupStart", ncclGroupStart(), ncclSuccess);
   for (int i = 0; i < 2; i++)
-    expect("ncclAllReduce", ncclAllReduce(buf, buf, 5, F32, SUM, all[i], S), ncclSuccess);
+    expect("ncclAllReduce", ncclAllReduce(buf, buf, 5, F32, SUM, all[i], STREAM), ncclSuccess);
   expect("ncclGroupEnd", ncclGroupEnd(), ncclSuccess);
 }
 
 static int hang(int secs) {
   ncclComm_t c = init("hang");
-  expect("ncclAllReduce", ncclAllReduce(buf, buf, 8, F32, SUM, c, S), ncclSuccess);
+  expect("ncclAllReduce", ncclAllReduce(buf, buf, 8, F32, SUM, c, STREAM), ncclSuccess);
   usleep(200000);
-  expect("ncclAllReduce", ncclAllReduce(buf, buf, 16, F32, SUM, c, S), ncclSuccess);
+  expect("ncclAllReduce", ncclAllReduce(buf, buf, 16, F32, SUM, c, STREAM), ncclSuccess);
   for (int i = 0; i < secs * 20; i++) {
     if (lsStandinAbortCount() > 0)
       return 3;
@@ -232,33 +195,33 @@ static int hang(int secs) {
 static void diverge(const char *how) {
   ncclComm_t c = init("diverge");
   int odd = rank == 1;
-  expect("seq0", ncclAllReduce(buf, buf, 8, F32, SUM, c, S), ncclSuccess);
+  expect("seq0", ncclAllReduce(buf, buf, 8, F32, SUM, c, STREAM), ncclSuccess);
   if (!strcmp(how, "op") && odd)
-    ncclBroadcast(buf, buf, 8, F32, 0, c, S);
+    ncclBroadcast(buf, buf, 8, F32, 0, c, STREAM);
   else if (!strcmp(how, "count") && odd)
-    ncclAllReduce(buf, buf, 9, F32, SUM, c, S);
+    ncclAllReduce(buf, buf, 9, F32, SUM, c, STREAM);
   else if (!strcmp(how, "dtype") && odd)
-    ncclAllReduce(buf, buf, 8, (ncclDataType_t)2, SUM, c, S);
+    ncclAllReduce(buf, buf, 8, (ncclDataType_t)2, SUM, c, STREAM);
   else if (!strcmp(how, "redop") && odd)
-    ncclAllReduce(buf, buf, 8, F32, (ncclRedOp_t)2, c, S);
+    ncclAllReduce(buf, buf, 8, F32, (ncclRedOp_t)2, c, STREAM);
   else if (!strcmp(how, "root"))
-    ncclBroadcast(buf, buf, 8, F32, odd ? 1 : 0, c, S);
+    ncclBroadcast(buf, buf, 8, F32, odd ? 1 : 0, c, STREAM);
   else if (!strcmp(how, "skip") && odd)
     ; /* rank 1 never issues seq 1 */
   else
-    ncclAllReduce(buf, buf, 8, F32, SUM, c, S);
+    ncclAllReduce(buf, buf, 8, F32, SUM, c, STREAM);
   if (!strcmp(how, "extra") && odd)
-    ncclAllReduce(buf, buf, 8, F32, SUM, c, S);
+    ncclAllReduce(buf, buf, 8, F32, SUM, c, STREAM);
   ncclCommDestroy(c);
 }
 
 /* Two hangs on two communicators, 1.5 s apart, two stuck calls on the first. */
 static void hang2(void) {
   ncclComm_t a = init("hangA"), b = init("hangB");
-  ncclAllReduce(buf, buf, 1, F32, SUM, a, S);
-  ncclAllReduce(buf, buf, 2, F32, SUM, a, S);
+  ncclAllReduce(buf, buf, 1, F32, SUM, a, STREAM);
+  ncclAllReduce(buf, buf, 2, F32, SUM, a, STREAM);
   usleep(1500000);
-  ncclAllReduce(buf, buf, 3, F32, SUM, b, S);
+  ncclAllReduce(buf, buf, 3, F32, SUM, b, STREAM);
   usleep(3000000);
 }
 
@@ -269,32 +232,28 @@ static void p2pfan(void) {
   expect("ncclGroupStart", ncclGroupStart(), ncclSuccess);
   if (rank == 0)
     for (int p = 1; p < world; p++)
-      ncclSend(buf, 4, F32, p, c, S);
+      ncclSend(buf, 4, F32, p, c, STREAM);
   else
-    ncclRecv(buf, 4, F32, 0, c, S);
+    ncclRecv(buf, 4, F32, 0, c, STREAM);
   expect("ncclGroupEnd", ncclGroupEnd(), ncclSuccess);
-  expect("ncclAllReduce", ncclAllReduce(buf, buf, 8, F32, SUM, c, S), ncclSuccess);
-  expect("ncclBroadcast", ncclBroadcast(buf, buf, 8, F32, 0, c, S), ncclSuccess);
+  expect("ncclAllReduce", ncclAllReduce(buf, buf, 8, F32, SUM, c, STREAM), ncclSuccess);
+  expect("ncclBroadcast", ncclBroadcast(buf, buf, 8, F32, 0, c, STREAM), ncclSuccess);
   ncclCommDestroy(c);
 }
 
 static void loop(long n, long usec) {
   ncclComm_t c = init("loop");
   for (long i = 0; i < n; i++) {
-    ncclAllReduce(buf, buf, (size_t)i, F32, SUM, c, S);
+    ncclAllReduce(buf, buf, (size_t)i, F32, SUM, c, STREAM);
     if (usec)
       usleep((useconds_t)usec);
   }
 }
 
 int main(int argc, char **argv) {
-  const char *r = getenv("RANK"), *w = getenv("WORLD_SIZE");
-  if (!r) /* started by mpirun */
-    r = getenv("OMPI_COMM_WORLD_RANK"), w = getenv("OMPI_COMM_WORLD_SIZE");
-  rank = r ? atoi(r) : 0;
+  standin_rank_world(&rank, &world);
   const char *sl = getenv("LS_TEST_SLEEP_US");
   sleep_us = sl ? atol(sl) : 0;
-  world = w ? atoi(w) : 1;
   const char *what = argc > 1 ? argv[1] : "basic";
   if (!strcmp(what, "basic"))
     basic();
@@ -319,7 +278,7 @@ int main(int argc, char **argv) {
     diverge(argc > 2 ? argv[2] : "op");
   else if (!strcmp(what, "exec") && argc > 2) { /* record one call, then become argv[2..] */
     ncclComm_t c = init("exec");
-    ncclAllReduce(buf, buf, 1, F32, SUM, c, S);
+    ncclAllReduce(buf, buf, 1, F32, SUM, c, STREAM);
     execv(argv[2], argv + 2);
     perror("prog_nccl: execv");
     return 1;

@@ -24,30 +24,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "nccl_abi.h"
+#include "standin_prog.h"
 
-ncclResult_t ncclAllReduce(const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t, cudaStream_t);
-ncclResult_t ncclBroadcast(const void *, void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t);
-ncclResult_t ncclBcast(void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t);
-ncclResult_t ncclReduce(const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, int, ncclComm_t, cudaStream_t);
-ncclResult_t ncclAllGather(const void *, void *, size_t, ncclDataType_t, ncclComm_t, cudaStream_t);
-ncclResult_t ncclReduceScatter(const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t, cudaStream_t);
-ncclResult_t ncclAlltoAll(const void *, void *, size_t, ncclDataType_t, ncclComm_t, cudaStream_t);
-ncclResult_t ncclSend(const void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t);
-ncclResult_t ncclRecv(void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t);
-ncclResult_t ncclGroupStart(void);
-ncclResult_t ncclGroupEnd(void);
-ncclResult_t ncclGetUniqueId(ncclUniqueId *);
-ncclResult_t ncclCommInitRank(ncclComm_t *, int, ncclUniqueId, int);
-ncclResult_t ncclCommDestroy(ncclComm_t);
-ncclResult_t ncclCommAbort(ncclComm_t);
-int lsStandinAbortCount(void);
-unsigned long long lsStandinRcHash(void);
 
-#define F32 ((ncclDataType_t)7)
 #define BADTYPE ((ncclDataType_t)99)
-#define SUM ((ncclRedOp_t)0)
-#define S ((cudaStream_t)(uintptr_t)0x5000)
 
 static int rank, world;
 static int failures; /* atomic */
@@ -82,13 +62,7 @@ static void expect(const char *label, ncclResult_t got, ncclResult_t want) {
     failf("%s returned %d, expected %d", label, (int)got, (int)want);
 }
 
-static ncclUniqueId uid(const char *suffix) {
-  ncclUniqueId id;
-  memset(&id, 0, sizeof id);
-  const char *base = getenv("LS_TEST_UID");
-  snprintf(id.internal, sizeof id.internal, "%s/%s", base ? base : "lockstep-stress", suffix);
-  return id;
-}
+static ncclUniqueId uid(const char *name) { return standin_uid("lockstep-stress", name); }
 
 static ncclComm_t init(const char *name) {
   ncclComm_t c = NULL;
@@ -140,53 +114,53 @@ static int unit(struct scomm *sc, int t, long i) {
   ncclResult_t r, w = want_rc(n, F32), w1 = want_rc(n + 1, F32);
   switch ((i + t) % 10) {
   case 0:
-    r = seen(ncclAllReduce(buf, buf, n, F32, SUM, c, S));
+    r = seen(ncclAllReduce(buf, buf, n, F32, SUM, c, STREAM));
     expect("ncclAllReduce", r, w);
     logcall(sc, "ncclAllReduce", n, r, t);
     return 1;
   case 1:
-    r = seen(ncclBroadcast(buf, buf, n, F32, 0, c, S));
+    r = seen(ncclBroadcast(buf, buf, n, F32, 0, c, STREAM));
     expect("ncclBroadcast", r, w);
     logcall(sc, "ncclBroadcast", n, r, t);
     return 1;
   case 2:
-    r = seen(ncclReduce(buf, buf, n, F32, SUM, 0, c, S));
+    r = seen(ncclReduce(buf, buf, n, F32, SUM, 0, c, STREAM));
     expect("ncclReduce", r, w);
     logcall(sc, "ncclReduce", n, r, t);
     return 1;
   case 3:
-    r = seen(ncclAllGather(buf, buf, n, F32, c, S));
+    r = seen(ncclAllGather(buf, buf, n, F32, c, STREAM));
     expect("ncclAllGather", r, w);
     logcall(sc, "ncclAllGather", n, r, t);
     return 1;
   case 4:
-    r = seen(ncclReduceScatter(buf, buf, n, F32, SUM, c, S));
+    r = seen(ncclReduceScatter(buf, buf, n, F32, SUM, c, STREAM));
     expect("ncclReduceScatter", r, w);
     logcall(sc, "ncclReduceScatter", n, r, t);
     return 1;
   case 5: { /* send/recv pair: the outer end returns the group's last error */
     expect("ncclGroupStart", seen(ncclGroupStart()), ncclSuccess);
-    r = seen(ncclSend(buf, n, F32, peer, c, S));
+    r = seen(ncclSend(buf, n, F32, peer, c, STREAM));
     expect("ncclSend", r, w);
     logcall(sc, "ncclSend", n, r, t);
-    r = seen(ncclRecv(buf, n, F32, peer, c, S)); /* a peer's send matches our recv */
+    r = seen(ncclRecv(buf, n, F32, peer, c, STREAM)); /* a peer's send matches our recv */
     expect("ncclRecv", r, w);
     logcall(sc, "ncclRecv", n, r, t);
     expect("ncclGroupEnd", seen(ncclGroupEnd()), w);
     return 2;
   }
   case 6:
-    r = seen(ncclAlltoAll(buf, buf, n, F32, c, S));
+    r = seen(ncclAlltoAll(buf, buf, n, F32, c, STREAM));
     expect("ncclAlltoAll", r, w);
     logcall(sc, "ncclAlltoAll", n, r, t);
     return 1;
   case 7: { /* nested: only the outermost end returns the stored error */
     expect("ncclGroupStart", seen(ncclGroupStart()), ncclSuccess);
-    r = seen(ncclAllReduce(buf, buf, n, F32, SUM, c, S));
+    r = seen(ncclAllReduce(buf, buf, n, F32, SUM, c, STREAM));
     expect("ncclAllReduce", r, w);
     logcall(sc, "ncclAllReduce", n, r, t);
     expect("ncclGroupStart", seen(ncclGroupStart()), ncclSuccess);
-    r = seen(ncclAllReduce(buf, buf, n + 1, F32, SUM, c, S));
+    r = seen(ncclAllReduce(buf, buf, n + 1, F32, SUM, c, STREAM));
     expect("ncclAllReduce", r, w1);
     logcall(sc, "ncclAllReduce", n + 1, r, t);
     expect("ncclGroupEnd", seen(ncclGroupEnd()), ncclSuccess);
@@ -194,13 +168,13 @@ static int unit(struct scomm *sc, int t, long i) {
     return 2;
   }
   case 8:
-    r = seen(ncclBcast(buf, n, F32, 0, c, S));
+    r = seen(ncclBcast(buf, n, F32, 0, c, STREAM));
     expect("ncclBcast", r, w);
     logcall(sc, "ncclBcast", n, r, t);
     return 1;
   default: { /* now and then an argument error, when errors are asked for */
     ncclDataType_t dt = fail_mod > 0 && i % 50 == 9 ? BADTYPE : F32;
-    r = seen(ncclAllReduce(buf, buf, n, dt, SUM, c, S));
+    r = seen(ncclAllReduce(buf, buf, n, dt, SUM, c, STREAM));
     expect("ncclAllReduce", r, want_rc(n, dt));
     logcall(sc, "ncclAllReduce", n, r, t);
     return 1;
@@ -327,11 +301,11 @@ static void *busy_main(void *arg) { /* always inside the recorder somewhere */
   snprintf(name, sizeof name, "busy%ld", (long)(intptr_t)arg);
   ncclComm_t c = init(name);
   for (long i = 0; !__atomic_load_n(&g_stop, __ATOMIC_ACQUIRE); i++) {
-    expect("ncclAllReduce", seen(ncclAllReduce(buf, buf, (size_t)i, F32, SUM, c, S)), ncclSuccess);
+    expect("ncclAllReduce", seen(ncclAllReduce(buf, buf, (size_t)i, F32, SUM, c, STREAM)), ncclSuccess);
     if (i % 7 == 0) {
       seen(ncclGroupStart());
-      seen(ncclSend(buf, 1, F32, 0, c, S));
-      seen(ncclRecv(buf, 1, F32, 0, c, S));
+      seen(ncclSend(buf, 1, F32, 0, c, STREAM));
+      seen(ncclRecv(buf, 1, F32, 0, c, STREAM));
       expect("ncclGroupEnd", seen(ncclGroupEnd()), ncclSuccess);
     }
   }
@@ -374,17 +348,17 @@ static void child_work(ncclComm_t parent, int k) {
   alarm(10);
   tl_hash = lsStandinRcHash(); /* what the forking thread saw before is inherited */
   for (int i = 0; i < 5; i++)
-    expect("child ncclAllReduce", seen(ncclAllReduce(buf, buf, 100 + (size_t)i, F32, SUM, parent, S)),
+    expect("child ncclAllReduce", seen(ncclAllReduce(buf, buf, 100 + (size_t)i, F32, SUM, parent, STREAM)),
            ncclSuccess);
   char name[32];
   snprintf(name, sizeof name, "child%d", k);
   ncclComm_t c = init(name);
   for (int i = 0; i < 5; i++)
-    expect("child ncclAllReduce", seen(ncclAllReduce(buf, buf, 200 + (size_t)i, F32, SUM, c, S)),
+    expect("child ncclAllReduce", seen(ncclAllReduce(buf, buf, 200 + (size_t)i, F32, SUM, c, STREAM)),
            ncclSuccess);
   expect("ncclGroupStart", seen(ncclGroupStart()), ncclSuccess);
-  seen(ncclSend(buf, 1, F32, 0, c, S));
-  seen(ncclRecv(buf, 1, F32, 0, c, S));
+  seen(ncclSend(buf, 1, F32, 0, c, STREAM));
+  seen(ncclRecv(buf, 1, F32, 0, c, STREAM));
   expect("ncclGroupEnd", seen(ncclGroupEnd()), ncclSuccess);
   check_hash("child");
 }
@@ -397,7 +371,7 @@ static void run_fork(int nforks) {
   pthread_create(&churn, NULL, churn_main, NULL);
   usleep(20000);
   for (int k = 0; k < nforks; k++) {
-    expect("ncclAllReduce", seen(ncclAllReduce(buf, buf, (size_t)k, F32, SUM, parent, S)), ncclSuccess);
+    expect("ncclAllReduce", seen(ncclAllReduce(buf, buf, (size_t)k, F32, SUM, parent, STREAM)), ncclSuccess);
     fflush(stdout);
     pid_t pid = fork();
     if (pid == 0) {
@@ -444,7 +418,7 @@ static void run_forkinit(void) {
   if (pid == 0) {
     alarm(5);
     ncclComm_t c = init("forkinit-child");
-    expect("child ncclAllReduce", ncclAllReduce(buf, buf, 1, F32, SUM, c, S), ncclSuccess);
+    expect("child ncclAllReduce", ncclAllReduce(buf, buf, 1, F32, SUM, c, STREAM), ncclSuccess);
     _exit(failures ? 1 : 0);
   }
   pthread_join(t, NULL);
@@ -560,7 +534,7 @@ static void run_signals(int nthreads, long n, int hang) {
 static void *forever_main(void *arg) {
   struct scomm *sc = arg;
   for (long i = 0;; i++) {
-    ncclResult_t r = ncclAllReduce(buf, buf, (size_t)i, F32, SUM, sc->comm, S);
+    ncclResult_t r = ncclAllReduce(buf, buf, (size_t)i, F32, SUM, sc->comm, STREAM);
     if (r != ncclSuccess)
       failf("ncclAllReduce returned %d at %ld", (int)r, i);
   }
@@ -608,7 +582,7 @@ static void *abworker_main(void *arg) {
   for (long i = 0; i < w->n; i++) {
     size_t n = (size_t)w->t * 1000000u + (size_t)i;
     pthread_mutex_lock(&w->sc->lock);
-    ncclResult_t r = seen(ncclAllReduce(buf, buf, n, F32, SUM, w->sc->comm, S));
+    ncclResult_t r = seen(ncclAllReduce(buf, buf, n, F32, SUM, w->sc->comm, STREAM));
     logcall(w->sc, "ncclAllReduce", n, r, w->t);
     pthread_mutex_unlock(&w->sc->lock);
     __atomic_fetch_add(&g_issued, 1, __ATOMIC_RELAXED);
@@ -640,7 +614,7 @@ static void run_abort(int nthreads, long n) {
   for (int t = 0; t < nthreads; t++)
     pthread_join(ws[t].th, NULL);
   for (int i = 0; i < 8; i++) { /* another communicator is not affected */
-    ncclResult_t r = ncclAllReduce(buf, buf, 5000000u + (size_t)i, F32, SUM, comms[1].comm, S);
+    ncclResult_t r = ncclAllReduce(buf, buf, 5000000u + (size_t)i, F32, SUM, comms[1].comm, STREAM);
     expect("bystander ncclAllReduce", r, ncclSuccess);
     logcall(&comms[1], "ncclAllReduce", 5000000u + (size_t)i, r, nthreads);
   }
@@ -661,7 +635,7 @@ static void run_abort(int nthreads, long n) {
  * communicator while another thread keeps creating communicators. */
 static int run_wdabort(void) {
   ncclComm_t c = init("wdhang");
-  expect("ncclAllReduce", ncclAllReduce(buf, buf, 1, F32, SUM, c, S), ncclSuccess);
+  expect("ncclAllReduce", ncclAllReduce(buf, buf, 1, F32, SUM, c, STREAM), ncclSuccess);
   pthread_t churn;
   pthread_create(&churn, NULL, churn_main, NULL);
   for (int i = 0; i < 1000 && lsStandinAbortCount() == 0; i++)
@@ -672,9 +646,7 @@ static int run_wdabort(void) {
 }
 
 int main(int argc, char **argv) {
-  const char *r = getenv("RANK"), *w = getenv("WORLD_SIZE");
-  rank = r ? atoi(r) : 0;
-  world = w ? atoi(w) : 1;
+  standin_rank_world(&rank, &world);
   const char *fm = getenv("LS_STANDIN_FAIL_MOD"), *fr = getenv("LS_STANDIN_FAIL_RC");
   fail_mod = fm ? atol(fm) : 0;
   fail_rc = fr ? atol(fr) : 0;

@@ -10,17 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "nccl_abi.h"
+#include "standin_prog.h"
 
-ncclResult_t ncclAllReduce(const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t, cudaStream_t);
-ncclResult_t ncclCommInitRankConfig(ncclComm_t *, int, ncclUniqueId, int, ncclConfig_t *);
-ncclResult_t ncclCommSplit(ncclComm_t, int, int, ncclComm_t *, ncclConfig_t *);
-ncclResult_t ncclCommGetAsyncError(ncclComm_t, ncclResult_t *);
-ncclResult_t ncclCommAbort(ncclComm_t);
 
-#define F32 ((ncclDataType_t)7)
-#define SUM ((ncclRedOp_t)0)
-#define STREAM ((cudaStream_t)(uintptr_t)0x5000)
 
 static float buf[16];
 
@@ -34,11 +26,9 @@ static ncclResult_t poll(ncclComm_t comm) {
 
 int main(int argc, char **argv) {
   const char *mode = argc > 1 ? argv[1] : "polled";
-  const char *r = getenv("RANK");
-  int rank = r ? atoi(r) : 0;
-  ncclUniqueId id;
-  memset(&id, 0, sizeof id);
-  snprintf(id.internal, sizeof id.internal, "split/%s", getenv("LS_TEST_UID") ? getenv("LS_TEST_UID") : mode);
+  int rank, world;
+  standin_rank_world(&rank, &world);
+  ncclUniqueId id = standin_uid("split", mode);
   ncclComm_t parent = NULL, child = NULL;
   ncclConfig_t cfg = {sizeof(ncclConfig_t), 0xcafebeef, 0, 0}; /* blocking = 0 */
   if (ncclCommInitRankConfig(&parent, 2, id, rank, &cfg) != ncclInProgress || poll(parent) != ncclSuccess)

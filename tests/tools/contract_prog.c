@@ -11,22 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "nccl_abi.h"
+#include "standin_prog.h"
 
-ncclResult_t ncclAllReduce(const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t, cudaStream_t);
-ncclResult_t ncclCommInitRank(ncclComm_t *, int, ncclUniqueId, int);
-ncclResult_t ncclCommInitRankConfig(ncclComm_t *, int, ncclUniqueId, int, ncclConfig_t *);
-ncclResult_t ncclCommSplit(ncclComm_t, int, int, ncclComm_t *, ncclConfig_t *);
-ncclResult_t ncclGroupStart(void);
-ncclResult_t ncclGroupEnd(void);
-ncclResult_t ncclCommGetAsyncError(ncclComm_t, ncclResult_t *);
-ncclResult_t ncclCommFinalize(ncclComm_t);
-ncclResult_t ncclCommDestroy(ncclComm_t);
-ncclResult_t ncclCommAbort(ncclComm_t);
 
-#define F32 ((ncclDataType_t)7)
-#define SUM ((ncclRedOp_t)0)
-#define STREAM ((cudaStream_t)(uintptr_t)0x5000)
 
 static float buf[16];
 
@@ -41,11 +28,9 @@ static ncclResult_t poll(ncclComm_t comm) {
 
 int main(int argc, char **argv) {
   const char *mode = argc > 1 ? argv[1] : "ready";
-  const char *r = getenv("RANK");
-  int rank = r ? atoi(r) : 0;
-  ncclUniqueId id;
-  memset(&id, 0, sizeof id);
-  snprintf(id.internal, sizeof id.internal, "contract/%s", getenv("LS_TEST_UID") ? getenv("LS_TEST_UID") : mode);
+  int rank, world;
+  standin_rank_world(&rank, &world);
+  ncclUniqueId id = standin_uid("contract", mode);
   ncclComm_t comm = NULL;
   ncclConfig_t cfg = {sizeof(ncclConfig_t), 0xcafebeef, 0, 0}; /* blocking = 0 */
 

@@ -1,6 +1,6 @@
 # e2e.sh — the trace tools on real traces: e2e_prog under `lockstep run` (the
 # recorder preloaded, the stand-in NCCL and fake CUDA driver underneath), then
-# compare, trace export and confirm. ctest provides LS_BIN, LS_E2E, LS_SRC,
+# compare, trace export and confirm. ctest provides LS_BIN, LS_E2E, LS_SRC, LS_INC, LS_INC_STANDIN,
 # LS_FAKECUDA, LS_WORK.
 set -u
 fail() {
@@ -69,7 +69,7 @@ grep -q "^confirmed .*e2e_prog.c:$S  skip" confirm-skip.txt || fail "confirm ski
 [ $? -eq 0 ] || fail "confirm ok: exit should be 0: $(cat confirm-ok.txt)"
 
 # With the analyzer built, the whole chain: lint's own findings, confirmed by the run.
-"$LS_BIN" lint --format=json "$LS_SRC" -- -I"$LS_INC" > real-lint.json 2> lint.err
+"$LS_BIN" lint --format=json "$LS_SRC" -- -I"$LS_INC" -I"$LS_INC_STANDIN" > real-lint.json 2> lint.err
 rc=$?
 if [ $rc -ne 2 ] || ! grep -q "no analyzer" lint.err; then
   grep -q '"findings"' real-lint.json || fail "lint output: $(cat lint.err)"

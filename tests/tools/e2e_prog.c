@@ -9,26 +9,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "nccl_abi.h"
+#include "standin_prog.h"
 
-ncclResult_t ncclAllReduce(const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t, cudaStream_t);
-ncclResult_t ncclBroadcast(const void *, void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t);
-ncclResult_t ncclCommInitRank(ncclComm_t *, int, ncclUniqueId, int);
-ncclResult_t ncclCommDestroy(ncclComm_t);
 
-#define F32 ((ncclDataType_t)7)
-#define SUM ((ncclRedOp_t)0)
-#define STREAM ((cudaStream_t)(uintptr_t)0x5000)
 
 static float buf[16];
 
 int main(int argc, char **argv) {
   const char *mode = argc > 1 ? argv[1] : "ok";
-  const char *r = getenv("RANK");
-  int rank = r ? atoi(r) : 0;
-  ncclUniqueId id;
-  memset(&id, 0, sizeof id);
-  snprintf(id.internal, sizeof id.internal, "e2e/%s", getenv("LS_TEST_UID") ? getenv("LS_TEST_UID") : mode);
+  int rank, world;
+  standin_rank_world(&rank, &world);
+  ncclUniqueId id = standin_uid("e2e", mode);
   ncclComm_t comm = NULL;
   if (ncclCommInitRank(&comm, 2, id, rank) != ncclSuccess)
     return 3;
