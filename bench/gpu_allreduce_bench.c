@@ -14,7 +14,22 @@
  * LARGE_BUFS > 1 rotates the large all-reduce over that many buffers, so one process's
  * median does not rest on where a single allocation happened to land (one process
  * against another differs by ~1 % at 256 MiB, more than the effects measured).
- * Writes one row per rank x size x variant (median/p5/p95/mean in us). */
+ * Writes one row per rank x size x variant (median/p5/p95/mean in us).
+ *
+ * Online mode (issue 7): the cost of the side channel inside one process,
+ *   gpu_allreduce_bench --online OUT.csv LABEL [SMALL_BLOCK=4000] [SMALL_BLOCKS=36]
+ *                       [LARGE_BLOCK=60] [LARGE_BLOCKS=18] [LARGE_MIB=256] [LARGE_BUFS=4]
+ * Three arms: "none" (NCCL's own symbol), "off" and "on" (the interposed symbol with
+ * the side channel paused / publishing, through lockstep_online_set_enabled, looked
+ * up at run time: without lockstep all three arms are NCCL's function, and the ratios
+ * are the method's noise floor). Per size, blocks of BLOCK iterations, the three arms
+ * in an order rotating through the six permutations. The channel publishes from the
+ * watchdog thread every LOCKSTEP_POLL_MS (10 ms), after the calls: so a block is long
+ * against that tick (the "on" block carries its own publishing, not the previous
+ * block's), and before each block every rank sleeps 2.5 ticks (what an "on" block left
+ * gets published then), then re-warms with 20 direct calls. Every rank pauses at the
+ * same calls, as the toggle requires. Writes one row per rank x size x block x arm
+ * (median/mean/p95 in us). */
 #include "../gpu_tests/src/gt_common.h"
 
 #include <dlfcn.h>
@@ -39,8 +54,12 @@ struct stat_row {
   double median, p5, p95, mean;
 };
 
+static int online_mode(int argc, char **argv);
+
 int main(int argc, char **argv) {
   gt_init(&argc, &argv);
+  if (argc > 1 && !strcmp(argv[1], "--online"))
+    return online_mode(argc - 1, argv + 1);
   if (argc < 3) {
     if (gt_rank == 0)
       fprintf(stderr, "usage: gpu_allreduce_bench OUT.csv LABEL [SMALL_ITERS] [LARGE_ITERS] "
@@ -137,6 +156,143 @@ int main(int argc, char **argv) {
       fclose(f);
     }
   }
+  GT_NCCL(ncclCommDestroy(comm));
+  for (int b = 0; b < nbufs; b++)
+    cudaFree(bufs[b]);
+  MPI_Finalize();
+  return rc;
+}
+
+/* ---- online mode -------------------------------------------------------------------- */
+
+enum { ARM_NONE, ARM_OFF, ARM_ON, NARMS };
+static const char *const arm_name[NARMS] = {"none", "off", "on"};
+
+struct block_row {
+  int32_t rank, block, arm, n;
+  int64_t bytes;
+  double median, mean, p95;
+};
+
+static int online_mode(int argc, char **argv) {
+  if (argc < 3) {
+    if (gt_rank == 0)
+      fprintf(stderr, "usage: gpu_allreduce_bench --online OUT.csv LABEL [SMALL_BLOCK] "
+                      "[SMALL_BLOCKS] [LARGE_BLOCK] [LARGE_BLOCKS] [LARGE_MIB] [LARGE_BUFS]\n");
+    MPI_Finalize();
+    return 2;
+  }
+  const char *label = argv[2];
+  int block[2] = {argc > 3 ? atoi(argv[3]) : 4000, argc > 5 ? atoi(argv[5]) : 60};
+  int nblocks[2] = {argc > 4 ? atoi(argv[4]) : 36, argc > 6 ? atoi(argv[6]) : 18};
+  size_t large_mib = argc > 7 ? (size_t)atol(argv[7]) : 256;
+  int nbufs = argc > 8 ? atoi(argv[8]) : 4;
+  if (nbufs < 1 || nbufs > 16)
+    nbufs = 1;
+  size_t bytes[2] = {8, large_mib << 20};
+  const char *pm = getenv("LOCKSTEP_POLL_MS");
+  int gap_ms = (int)((pm && *pm ? atoi(pm) : 10) * 5 / 2);
+  if (gap_ms < 25)
+    gap_ms = 25;
+
+  void *h = dlopen("libnccl.so.2", RTLD_NOW | RTLD_NOLOAD);
+  allreduce_fn direct = h ? (allreduce_fn)dlsym(h, "ncclAllReduce") : NULL;
+  if (!direct) {
+    fprintf(stderr, "rank %d: cannot look up ncclAllReduce in libnccl.so.2: %s\n", gt_rank, dlerror());
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  allreduce_fn wrapped = ncclAllReduce;
+  int interposed = wrapped != direct;
+  int (*toggle)(int) = (int (*)(int))(uintptr_t)dlsym(RTLD_DEFAULT, "lockstep_online_set_enabled");
+
+  float *bufs[16];
+  for (int b = 0; b < nbufs; b++) {
+    GT_CUDA(cudaMalloc((void **)&bufs[b], bytes[1]));
+    GT_CUDA(cudaMemset(bufs[b], 0, bytes[1]));
+  }
+  cudaStream_t s;
+  GT_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  ncclUniqueId id = gt_unique_id();
+  ncclComm_t comm;
+  GT_NCCL(ncclCommInitRank(&comm, gt_nranks, id, gt_rank));
+  /* after the first recorded call: the toggle answers -1 before it (nothing recorded) */
+  int toggle_rc = toggle ? toggle(1) : -2;
+
+  static const int perms[6][3] = {{0, 1, 2}, {1, 2, 0}, {2, 0, 1}, {0, 2, 1}, {2, 1, 0}, {1, 0, 2}};
+  int nrows = NARMS * (nblocks[0] + nblocks[1]);
+  struct block_row *mine = calloc((size_t)nrows, sizeof *mine);
+  int maxn = block[0] > block[1] ? block[0] : block[1];
+  double *lat = malloc(sizeof(double) * (size_t)maxn);
+  int nrow = 0;
+  for (int z = 0; z < 2; z++) {
+    size_t count = bytes[z] / sizeof(float);
+    for (int i = 0; i < (z ? 5 * nbufs : 200); i++) {
+      float *buf = bufs[z ? (i / 2) % nbufs : 0];
+      GT_NCCL((i & 1 ? direct : wrapped)(buf, buf, count, ncclFloat, ncclSum, comm, s));
+      GT_CUDA(cudaStreamSynchronize(s));
+    }
+    for (int b = 0; b < nblocks[z]; b++)
+      for (int k = 0; k < NARMS; k++) {
+        int arm = perms[b % 6][k];
+        if (toggle && toggle(arm == ARM_ON) < 0)
+          toggle_rc = -1;
+        allreduce_fn fn = arm == ARM_NONE ? direct : wrapped;
+        gt_sleep_ms(gap_ms); /* what an "on" block left is published now */
+        for (int i = 0; i < 20; i++) {
+          float *buf = bufs[z ? i % nbufs : 0];
+          GT_NCCL(direct(buf, buf, count, ncclFloat, ncclSum, comm, s));
+          GT_CUDA(cudaStreamSynchronize(s));
+        }
+        double sum = 0;
+        for (int i = 0; i < block[z]; i++) {
+          float *buf = bufs[z ? i % nbufs : 0];
+          uint64_t t0 = gt_now_ns();
+          GT_NCCL(fn(buf, buf, count, ncclFloat, ncclSum, comm, s));
+          GT_CUDA(cudaStreamSynchronize(s));
+          lat[i] = (double)(gt_now_ns() - t0) / 1e3;
+          sum += lat[i];
+        }
+        qsort(lat, (size_t)block[z], sizeof(double), cmp_double);
+        mine[nrow++] = (struct block_row){gt_rank, b, arm, block[z], (int64_t)bytes[z],
+                                          pct(lat, block[z], 0.5), sum / block[z],
+                                          pct(lat, block[z], 0.95)};
+      }
+  }
+  if (toggle)
+    toggle(1);
+
+  int all_ok = 0, ok = toggle_rc != -1;
+  MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  struct block_row *all = NULL;
+  if (gt_rank == 0)
+    all = calloc((size_t)gt_nranks * (size_t)nrows, sizeof *all);
+  MPI_Gather(mine, nrows * (int)sizeof *mine, MPI_BYTE, all, nrows * (int)sizeof *mine, MPI_BYTE, 0,
+             MPI_COMM_WORLD);
+  int rc = 0;
+  if (gt_rank == 0) {
+    FILE *f = fopen(argv[1], "a");
+    if (!f) {
+      fprintf(stderr, "%s: cannot write: %s\n", argv[1], strerror(errno));
+      rc = 2;
+    } else {
+      if (ftell(f) == 0)
+        fprintf(f, "label,interposed,toggle,nranks,rank,bytes,block,arm,n,median_us,mean_us,p95_us\n");
+      /* toggle: 1 present and every call took, 0 absent, -1 some call answered -1 */
+      int tcol = !toggle ? 0 : all_ok ? 1 : -1;
+      for (int i = 0; i < gt_nranks * nrows; i++) {
+        struct block_row *x = &all[i];
+        fprintf(f, "%s,%d,%d,%d,%d,%lld,%d,%s,%d,%.3f,%.3f,%.3f\n", label, interposed, tcol,
+                gt_nranks, x->rank, (long long)x->bytes, x->block, arm_name[x->arm], x->n,
+                x->median, x->mean, x->p95);
+      }
+      fclose(f);
+      printf("%s: %d blocks x %d arms written (interposed %d, toggle %d)\n", label,
+             nblocks[0] + nblocks[1], NARMS, interposed, tcol);
+    }
+  }
+  free(lat);
+  free(mine);
+  free(all);
   GT_NCCL(ncclCommDestroy(comm));
   for (int b = 0; b < nbufs; b++)
     cudaFree(bufs[b]);

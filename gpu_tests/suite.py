@@ -988,8 +988,112 @@ class Suite:
                f"large ones rotating over {nbufs} buffers), interposed variant. Times: median over "
                "rounds of each process's rank-mean median; ratios: median over rounds of that "
                "round's ratio (paired, so drift between rounds cancels).", ""]
+        ires, imd = self.online_inproc()
+        res["inproc"] = ires
+        md += imd
         self.summary["steps"]["online"] = res
         self.md += md
+
+    def online_inproc(self):
+        """Online on/off/none inside one process (gpu_allreduce_bench --online): blocks
+        of the three arms in rotating order, the channel paused and resumed with
+        lockstep_online_set_enabled. Processes alternate between lockstep (online on,
+        LOCKSTEP_ONLINE_STATS=1 so the published/paused counts can be checked) and
+        plain (all arms NCCL's own function: the method's noise floor). <= ~100 s."""
+        prog = os.path.join(self.bin, "gpu_allreduce_bench")
+        csvp = os.path.join(self.out, "bench_online_inproc.csv")
+        if os.path.exists(csvp):
+            os.remove(csvp)
+        res = {"processes": [], "stats_lines": {}}
+        sb, snb, lb, lnb = 4000, 36, 60, 18
+        plan = ["lockstep-r0", "plain-r0", "lockstep-r1", "plain-r1", "lockstep-r2"]
+        t_start = time.monotonic()
+        for tag in plan:
+            if not self.have_run and tag.startswith("lockstep"):
+                continue
+            if self.left() < 40 or time.monotonic() - t_start > 110:
+                break
+            cmd = self.mpirun(["-x", "LOCKSTEP_ONLINE_STATS", prog, "--online", csvp, tag,
+                               sb, snb, lb, lnb, 256, 4])
+            if tag.startswith("lockstep"):
+                cmd = self.under_lockstep(os.path.join(self.work, "traces", f"inproc-{tag}"), cmd, 60)
+            os.environ["LOCKSTEP_ONLINE_STATS"] = "1"
+            try:
+                rc, lines, _ = self.run(f"bench-inproc-{tag}", cmd, 60)
+            finally:
+                os.environ.pop("LOCKSTEP_ONLINE_STATS", None)
+            res["processes"].append({"tag": tag, "rc": rc})
+            res["stats_lines"][tag] = [ln for _, ln in lines if ": online: comm " in ln]
+        rows = list(csv.DictReader(open(csvp))) if os.path.exists(csvp) else []
+        res["toggle"] = {r["label"]: int(r["toggle"]) for r in rows}
+
+        def ratios(kind, size, stat):  # per block: rank-mean of the arm's block statistic
+            per = {}
+            for r in rows:
+                if r["label"].startswith(kind) and r["bytes"] == size:
+                    per.setdefault((r["label"], int(r["block"])), {}).setdefault(
+                        r["arm"], []).append(float(r[stat]))
+            out = {"on/off": [], "on/none": [], "off/none": []}
+            arms = {"none": [], "off": [], "on": []}
+            for key in sorted(per):
+                a = {k: statistics.mean(v) for k, v in per[key].items()}
+                if len(a) < 3:
+                    continue
+                for k in arms:
+                    arms[k].append(a[k])
+                out["on/off"].append(a["on"] / a["off"])
+                out["on/none"].append(a["on"] / a["none"])
+                out["off/none"].append(a["off"] / a["none"])
+            return out, arms
+
+        md = ["### Online cost inside one process (on / off / none interleaved)", "",
+              "| process | size | blocks | none (us) | off (us) | on (us) | on/none | on/off | "
+              "on/off per block p10-p90 (min-max) | on/off of block means | target |",
+              "|---|---|---|---|---|---|---|---|---|---|---|"]
+        res["result"] = {}
+        for kind in ("lockstep", "plain"):
+            for size, lab, tgt in (("8", "8 B", "<= 1.03"), (str(256 << 20), "256 MiB", "<= 1.005")):
+                rm, arms = ratios(kind, size, "median_us")
+                rmean, _ = ratios(kind, size, "mean_us")
+                if not rm["on/off"]:
+                    continue
+                oo = rm["on/off"]
+                x = {"blocks": len(oo),
+                     "none_us": statistics.median(arms["none"]),
+                     "off_us": statistics.median(arms["off"]),
+                     "on_us": statistics.median(arms["on"]),
+                     "on_vs_none": statistics.median(rm["on/none"]),
+                     "on_vs_off": statistics.median(oo),
+                     "off_vs_none": statistics.median(rm["off/none"]),
+                     "on_vs_off_p10": pct(oo, 0.1), "on_vs_off_p90": pct(oo, 0.9),
+                     "on_vs_off_min": min(oo), "on_vs_off_max": max(oo),
+                     "on_vs_none_p10": pct(rm["on/none"], 0.1),
+                     "on_vs_none_p90": pct(rm["on/none"], 0.9),
+                     "on_vs_off_of_means": statistics.median(rmean["on/off"]),
+                     "on_vs_none_of_means": statistics.median(rmean["on/none"]),
+                     "per_block_on_vs_off": oo, "per_block_on_vs_none": rm["on/none"]}
+                res["result"][f"{kind}/{size}"] = x
+                md.append(f"| {kind} | {lab} | {x['blocks']} | {f3(x['none_us'])} | {f3(x['off_us'])} | "
+                          f"{f3(x['on_us'])} | {f3(x['on_vs_none'])} | {f3(x['on_vs_off'])} | "
+                          f"{f3(x['on_vs_off_p10'])}-{f3(x['on_vs_off_p90'])} "
+                          f"({f3(x['on_vs_off_min'])}-{f3(x['on_vs_off_max'])}) | "
+                          f"{f3(x['on_vs_off_of_means'])} | {tgt if kind == 'lockstep' else 'noise floor'} |")
+        md += ["", f"Processes: {', '.join(p['tag'] + ' rc=' + str(p['rc']) for p in res['processes'])}. "
+               f"Each process per size: blocks of {sb} (8 B) / {lb} (256 MiB, 4 buffers) iterations, "
+               f"{snb} / {lnb} blocks per arm, the three arms in an order rotating through the six "
+               "permutations, each block after a 25 ms sleep (the watchdog publishes what an 'on' "
+               "block left) and 20 direct calls. none = NCCL's own symbol, off/on = the interposed "
+               "symbol with the side channel paused/publishing (lockstep_online_set_enabled). "
+               "Per block: rank-mean of the block's median; ratios per block (the three arms of a "
+               "block index ran within ~0.3 s of each other), their median over blocks of all "
+               "processes of a kind; 'plain' processes have no lockstep: all arms are NCCL's "
+               "function, so their ratios are the method's noise floor. Toggle column of the CSV: "
+               f"{json.dumps(res['toggle'])}.", ""]
+        for tag, ls_ in res["stats_lines"].items():
+            for ln in ls_:
+                md.append(f"- `{tag}`: `{ln.strip()[:160]}`")
+        md.append("")
+        return res, md
 
     # ------------------------------------------------------------ 7. stress (issue 9)
     def step_stress(self):
@@ -1105,7 +1209,13 @@ class Suite:
                 f"{k} {f3(v) if v is not None else 'not detected'}" for k, v in lat.items())
                 + "; 8 B on/none " + f3(o.get("bench", {}).get("8", {}).get("on_vs_plain"))
                 + ", 256 MiB on/off " + f3(o.get("bench", {}).get(str(256 << 20), {}).get("on_vs_off"))
-                + f" ({o.get('bench_rounds', 0)} rounds)")
+                + f" ({o.get('bench_rounds', 0)} rounds)"
+                + "; in one process: 8 B on/off "
+                + f3(o.get("inproc", {}).get("result", {}).get("lockstep/8", {}).get("on_vs_off"))
+                + " on/none "
+                + f3(o.get("inproc", {}).get("result", {}).get("lockstep/8", {}).get("on_vs_none"))
+                + ", 256 MiB on/off "
+                + f3(o.get("inproc", {}).get("result", {}).get(f"lockstep/{256 << 20}", {}).get("on_vs_off")))
         sx = st.get("stress")
         if sx:
             out.append("stress: " + ", ".join(f"{k} {'PASS' if v.get('pass') else 'FAIL'}"

@@ -22,7 +22,11 @@
  * that fails validation is rejected, reported once, and its rank no longer compared.
  * A channel that cannot be set up says so once; traces are written as always.
  * Only collectives are compared, numbered among themselves (send/recv counts may
- * legitimately differ per rank). The last process out unlinks the files. */
+ * legitimately differ per rank). The last process out unlinks the files.
+ * lockstep_online_set_enabled() pauses publishing at a point of the trace (the
+ * recorder keeps recording): paused collectives are not numbered, and every
+ * fingerprint says how many were, so ranks that paused at different calls are told
+ * apart from a divergence. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -34,13 +38,14 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
 
 #define LS_FP_SLOTS 1024u
 #define LS_FP_MAGIC 0x32504650534cull /* "LSPFP2" */
-#define LS_FP_VERSION 2u
+#define LS_FP_VERSION 3u /* 3: api is 32 bits, followed by `paused` */
 #define LS_ONLINE_COMMS 64u
 #define LS_ONLINE_PEERS 16u
 #define LS_HDR_PAGE 4096u
@@ -49,6 +54,7 @@
 #define LS_DIR_READ 2048u      /* log records read per peer per poll */
 #define LS_DIR_MAGIC 0x5244534cu /* "LSDR" */
 #define LS_DIR_NOTSEEN_NS 10000000000ull
+#define LS_TOGGLES 1024u       /* pause/resume points not yet reached by the publisher */
 
 struct ls_fp { /* 96 bytes */
   uint64_t tag; /* collective index + 1 once published; 0 while written or empty */
@@ -56,7 +62,11 @@ struct ls_fp { /* 96 bytes */
   uint64_t count;
   uint64_t index;    /* the publisher's trace record index */
   uint64_t site_off; /* call site: offset in `module` */
-  uint64_t api;      /* the api id (same library build on every rank of a job) */
+  uint32_t api;      /* the api id (same library build on every rank of a job) */
+  /* Collectives of the publisher on this communicator issued before this one while
+   * its check was paused (not numbered): two ranks' k-th fingerprints are the same
+   * call only when this is equal too. */
+  uint32_t paused;
   int32_t dtype, redop, root_or_peer;
   uint16_t op_class, kind;
   char module[24]; /* basename of the call site's module */
@@ -139,6 +149,8 @@ struct ls_online_comm {
   uint32_t st_flags;                 /* last status published */
   uint64_t checked[LS_ONLINE_PEERS]; /* per peer: next collective index to compare */
   uint64_t bad_peers;                /* peers whose messages were rejected (bit per peer slot) */
+  uint64_t apart;                    /* peers that paused at other calls (bit per peer slot) */
+  uint64_t paused;                   /* collectives not published: the check was paused */
   int reported;                      /* a mismatch or skip was reported */
   int slow_noted;
   /* across hosts */
@@ -168,6 +180,18 @@ static unsigned g_free_ticks;
 static uint64_t g_skip_ns = 500000000ull;
 static int g_stamp; /* LOCKSTEP_ONLINE_TIMESTAMPS=1: monotonic time on report lines */
 static int g_noticed;
+static int g_stats; /* LOCKSTEP_ONLINE_STATS=1: published/paused counts at exit */
+
+/* Pause points (lockstep_online_set_enabled): the trace index from which the check is
+ * paused or resumed, queued by the application's thread, consumed by the publisher
+ * when its walk of the trace reaches that index (both under g_online_lock). */
+static struct {
+  uint64_t at;
+  int on;
+} g_tog[LS_TOGGLES];
+static uint64_t g_tog_head, g_tog_tail;
+static int g_want_on = 1; /* as the application last set it */
+static int g_paused;      /* at the publisher's position in the trace */
 
 static uint64_t g_job;  /* key shared by the ranks of one job run, see job_key() */
 static uint64_t g_apis; /* hash of the api table: ranks must number apis alike */
@@ -374,6 +398,8 @@ static int online_on(void) {
       g_skip_ns = (uint64_t)strtoull(sk, NULL, 10) * 1000000ull;
     const char *ts = getenv("LOCKSTEP_ONLINE_TIMESTAMPS");
     g_stamp = ts && !strcmp(ts, "1");
+    const char *sv = getenv("LOCKSTEP_ONLINE_STATS");
+    g_stats = sv && !strcmp(sv, "1");
     const char *x = getenv("LOCKSTEP_ONLINE_CROSSHOST");
     g_xhost = !(x && !strcmp(x, "0"));
     const char *dp = getenv("LOCKSTEP_ONLINE_DIR_POLL_MS");
@@ -546,6 +572,7 @@ static void publish(struct ls_online_comm *oc, const struct ls_trace_record *r, 
   f.kind = d ? d->kind : 0;
   f.op_class = ls_api_op_class(r->api);
   f.api = r->api;
+  f.paused = (uint32_t)oc->paused;
   f.seq = r->seq;
   f.index = index;
   site_of(r->site_pc, &f);
@@ -1087,6 +1114,21 @@ static void check_skip(struct ls_online_comm *oc, int p, unsigned slot, uint64_t
   ls_apply_policy(oc->id);
 }
 
+/* The k-th fingerprints of this rank and peer p are not the same call: the two paused
+ * their check at different calls, so their numbering no longer lines up. Not a
+ * divergence (the traces still have every call); that pair is not compared online
+ * from here on, said once. */
+static void apart(struct ls_online_comm *oc, unsigned slot, int p, const struct ls_fp *mine) {
+  oc->apart |= 1ull << slot;
+  char msg[768];
+  int n = snprintf(msg, sizeof msg,
+                   "lockstep: rank %d: seq %llu on comm %016llx: rank %d paused its online check "
+                   "at other calls than this rank (lockstep_online_set_enabled); the two are "
+                   "compared through the traces only from here (`lockstep compare`)\n",
+                   oc->rank, (unsigned long long)mine->seq, (unsigned long long)oc->id, p);
+  say(msg, n, sizeof msg);
+}
+
 /* Compares every seq both this rank and a peer have published, oldest first. */
 static void check(struct ls_online_comm *oc, uint64_t now) {
   if (oc->reported)
@@ -1096,7 +1138,7 @@ static void check(struct ls_online_comm *oc, uint64_t now) {
   int npeers = oc->size - 1 < (int)LS_ONLINE_PEERS ? oc->size - 1 : (int)LS_ONLINE_PEERS;
   for (int k = 1; k <= npeers; k++) {
     int p = (oc->rank + k) % oc->size;
-    if (oc->bad_peers & (1ull << (k - 1)))
+    if ((oc->bad_peers | oc->apart) & (1ull << (k - 1)))
       continue;
     /* on another host: read from its log (state 1), or not read at all */
     struct ls_remote *rm = oc->rem[k - 1];
@@ -1132,13 +1174,17 @@ static void check(struct ls_online_comm *oc, uint64_t now) {
       }
       if (rc == 0)
         break;
+      if (a.paused != b.paused) {
+        apart(oc, (unsigned)(k - 1), p, &a);
+        break;
+      }
       if (differ(&a, &b)) {
         report(oc, &a, p, &b);
         return;
       }
       (*next)++;
     }
-    if (!(oc->bad_peers & (1ull << (k - 1))))
+    if (!((oc->bad_peers | oc->apart) & (1ull << (k - 1))))
       check_skip(oc, p, (unsigned)(k - 1), now);
     if (oc->reported)
       return;
@@ -1158,6 +1204,9 @@ static void tick_locked(int idle) {
   {
       uint64_t lim = ls_rec_limit();
       while (g_published < lim) {
+        /* pause points at or before this record */
+        while (g_tog_tail < g_tog_head && g_tog[g_tog_tail % LS_TOGGLES].at <= g_published)
+          g_paused = !g_tog[g_tog_tail++ % LS_TOGGLES].on;
         const struct ls_trace_record *r = &ls_g.recs[g_published];
         uint32_t st = __atomic_load_n(&r->state, __ATOMIC_ACQUIRE);
         if (st == LS_REC_FREE) {
@@ -1180,8 +1229,14 @@ static void tick_locked(int idle) {
         if (!d || d->kind != LS_KIND_COLLECTIVE)
           continue;
         struct ls_online_comm *oc = comm_for(r->comm_id, r->comm_rank, r->comm_size);
-        if (oc && r->comm_rank == oc->rank)
+        if (!oc || r->comm_rank != oc->rank)
+          continue;
+        if (!g_paused)
           publish(oc, r, index);
+        else {
+          oc->paused++;
+          oc->last_index = index; /* a call here all the same (ST_OTHER_AFTER) */
+        }
       }
       uint64_t now = ls_now_ns();
       for (unsigned i = 0; i < g_ncomms; i++) {
@@ -1261,6 +1316,15 @@ void ls_online_shutdown(void) {
       publish_status(oc, oc->st_flags | ST_EXITED);
       if (logged)
         dir_flush(oc);
+      if (g_stats) {
+        char msg[256];
+        int n = snprintf(msg, sizeof msg,
+                         "lockstep: rank %d: online: comm %016llx: %llu collectives published, "
+                         "%llu paused\n",
+                         oc->rank, (unsigned long long)oc->id, (unsigned long long)oc->ncoll,
+                         (unsigned long long)oc->paused);
+        say(msg, n, sizeof msg);
+      }
       __atomic_thread_fence(__ATOMIC_SEQ_CST);
       /* Spanning hosts: a row that never appeared is a rank elsewhere, not a late one. */
       int spans = 0;
@@ -1307,4 +1371,45 @@ void ls_online_reset_after_fork(void) {
   g_ncomms = 0; /* the parent's mappings stay mapped but unused */
   g_published = 0;
   g_last_seq_index = 0;
+  g_tog_head = g_tog_tail = 0; /* the child's trace starts as the parent left the wish */
+  g_paused = !g_want_on;
+}
+
+/* Exported (user-visible, see runtime/README.md): pauses (0) or resumes (1) the
+ * publishing of this process's collectives from the next call it records on; the
+ * recorder keeps recording. Every rank of a communicator must pause at the same calls
+ * (a pair that does not is no longer compared online, and says so). Returns the
+ * previous setting, or -1 when there is no online check to pause (LOCKSTEP_ONLINE=0,
+ * nothing recorded yet, or the publisher more than LS_TOGGLES pause points behind for
+ * two seconds). Not a hot-path call: it takes the publisher's lock. */
+LS_EXPORT int lockstep_online_set_enabled(int on);
+LS_EXPORT int lockstep_online_set_enabled(int on) {
+  on = on != 0;
+  for (int waited_ms = 0;; waited_ms++) {
+    pthread_mutex_lock(&g_online_lock);
+    if (!ls_g.hdr || !online_on()) {
+      pthread_mutex_unlock(&g_online_lock);
+      return -1;
+    }
+    int was = g_want_on;
+    if (on == was) {
+      pthread_mutex_unlock(&g_online_lock);
+      return was;
+    }
+    if (g_tog_head - g_tog_tail < LS_TOGGLES) {
+      /* Records claimed from here on are this thread's later calls (and whatever
+       * other threads issue concurrently, whose side of the point is theirs to fix). */
+      g_tog[g_tog_head % LS_TOGGLES].at = __atomic_load_n(&ls_g.hdr->nrecords, __ATOMIC_ACQUIRE);
+      g_tog[g_tog_head % LS_TOGGLES].on = on;
+      g_tog_head++;
+      g_want_on = on;
+      pthread_mutex_unlock(&g_online_lock);
+      return was;
+    }
+    pthread_mutex_unlock(&g_online_lock);
+    if (waited_ms >= 2000)
+      return -1;
+    struct timespec ts = {0, 1000000L};
+    nanosleep(&ts, NULL);
+  }
 }
