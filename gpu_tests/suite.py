@@ -41,6 +41,16 @@ def pct(v, p):
     return v[min(len(v) - 1, max(0, int(round(p * (len(v) - 1)))))]
 
 
+def median_ci(v, n=4000, seed=1):
+    """95 % bootstrap interval of the median of v (fixed seed: a report is reproducible)."""
+    import random
+    if len(v) < 2:
+        return (float("nan"), float("nan"))
+    rnd = random.Random(seed)
+    b = sorted(statistics.median(rnd.choices(v, k=len(v))) for _ in range(n))
+    return b[int(0.025 * n)], b[int(0.975 * n) - 1]
+
+
 def cv(v):
     if len(v) < 2:
         return float("nan")
@@ -1047,8 +1057,8 @@ class Suite:
             return out, arms
 
         md = ["### Online cost inside one process (on / off / none interleaved)", "",
-              "| process | size | blocks | none (us) | off (us) | on (us) | on/none | on/off | "
-              "on/off per block p10-p90 (min-max) | on/off of block means | target |",
+              "| process | size | blocks | none (us) | off (us) | on (us) | on/none (95 % CI) | "
+              "on/off (95 % CI) | on/off per block p10-p90 (min-max) | on/off of block means | target |",
               "|---|---|---|---|---|---|---|---|---|---|---|"]
         res["result"] = {}
         for kind in ("lockstep", "plain"):
@@ -1069,12 +1079,16 @@ class Suite:
                      "on_vs_off_min": min(oo), "on_vs_off_max": max(oo),
                      "on_vs_none_p10": pct(rm["on/none"], 0.1),
                      "on_vs_none_p90": pct(rm["on/none"], 0.9),
+                     "on_vs_off_ci95": median_ci(oo),
+                     "on_vs_none_ci95": median_ci(rm["on/none"]),
                      "on_vs_off_of_means": statistics.median(rmean["on/off"]),
                      "on_vs_none_of_means": statistics.median(rmean["on/none"]),
                      "per_block_on_vs_off": oo, "per_block_on_vs_none": rm["on/none"]}
                 res["result"][f"{kind}/{size}"] = x
                 md.append(f"| {kind} | {lab} | {x['blocks']} | {f3(x['none_us'])} | {f3(x['off_us'])} | "
-                          f"{f3(x['on_us'])} | {f3(x['on_vs_none'])} | {f3(x['on_vs_off'])} | "
+                          f"{f3(x['on_us'])} | {f3(x['on_vs_none'])} ({f3(x['on_vs_none_ci95'][0])}-"
+                          f"{f3(x['on_vs_none_ci95'][1])}) | {f3(x['on_vs_off'])} ({f3(x['on_vs_off_ci95'][0])}-"
+                          f"{f3(x['on_vs_off_ci95'][1])}) | "
                           f"{f3(x['on_vs_off_p10'])}-{f3(x['on_vs_off_p90'])} "
                           f"({f3(x['on_vs_off_min'])}-{f3(x['on_vs_off_max'])}) | "
                           f"{f3(x['on_vs_off_of_means'])} | {tgt if kind == 'lockstep' else 'noise floor'} |")
@@ -1087,7 +1101,8 @@ class Suite:
                "Per block: rank-mean of the block's median; ratios per block (the three arms of a "
                "block index ran within ~0.3 s of each other), their median over blocks of all "
                "processes of a kind; 'plain' processes have no lockstep: all arms are NCCL's "
-               "function, so their ratios are the method's noise floor. Toggle column of the CSV: "
+               "function, so their ratios are the method's noise floor. 95 % CI: bootstrap of the "
+               "median over blocks (4000 resamples). Toggle column of the CSV: "
                f"{json.dumps(res['toggle'])}.", ""]
         for tag, ls_ in res["stats_lines"].items():
             for ln in ls_:
