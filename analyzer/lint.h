@@ -113,6 +113,9 @@ typedef struct ls_entity {
   int fsidx;                /* 1-based bit of the flow-sensitive pass in its function, 0: none */
   /* an access path base.field of a local or parameter (taint.c): the field as one object holds it */
   struct ls_entity *pbase, *pfield;
+  /* taint.c's fixpoint: the functions that read this entity's facts (re-run when it changes) */
+  struct ls_reader *readers;
+  int rmark;
 } ls_entity;
 
 enum {
@@ -173,6 +176,7 @@ typedef struct ls_func {
   ls_block *killall;        /* sink of job-wide aborts (rules kind comm_abort, e.g. MPI_Abort) */
   int kills_all;            /* every path ends in a job-wide abort */
   int group_net, group_helper, analyzed, visiting;
+  int tdirty;               /* taint.c: an input of the function's passes changed since its last run */
   int noreturn;             /* no path reaches the normal exit */
   uint64_t nb_settles;      /* bit i: every normal return has polled param i's communicator ready */
 } ls_func;

@@ -271,6 +271,52 @@ ls_entity *ls_target_of(ls_node *n, int *level) {
   }
 }
 
+/* ---- which functions must run again ----
+ * A function's passes read the facts of the entities its body names (and their access
+ * paths) and its blocks' implicit-flow origins, and every write is "set if not yet set".
+ * So a function whose inputs did not change since its last run started would write nothing
+ * new: the outer fixpoint skips it. Each entity lists the functions that read it; a write
+ * marks them dirty. Which functions run, and in which order, is otherwise unchanged, so the
+ * first origin each fact keeps (what the notes say) is the same as running them all. */
+struct ls_reader { ls_func *f; struct ls_reader *next; };
+
+static void reads_add(ls_program *p, ls_func *f, int mark, ls_entity *e) {
+  if (!e || e->rmark == mark)
+    return;
+  e->rmark = mark;
+  struct ls_reader *r = ls_alloc(p->arena, sizeof *r);
+  r->f = f;
+  r->next = e->readers;
+  e->readers = r;
+}
+
+static void reads_scan(ls_program *p, ls_func *f, int mark, const ls_node *n) {
+  if (!n)
+    return;
+  reads_add(p, f, mark, n->ent);
+  if (n->kind == CXCursor_MemberRefExpr) {
+    struct pathref *r = path_ref(n);
+    if (r)
+      reads_add(p, f, mark, r->path);
+  }
+  for (unsigned i = 0; i < n->nkids; i++)
+    reads_scan(p, f, mark, n->kids[i]);
+}
+
+/* f's readers: the entities of its body and of the synthetic items of the CFG (scope-exit
+ * destructor calls, no operands). Its own entity's facts matter only where it calls itself. */
+static void reads_build(ls_program *p, ls_func *f, int mark) {
+  reads_scan(p, f, mark, f->body);
+  for (int b = 0; b < f->nblocks; b++)
+    for (int j = 0; j < f->blocks[b]->nitems; j++)
+      reads_add(p, f, mark, f->blocks[b]->items[j]->ent);
+}
+
+static void ent_changed(const ls_entity *e) {
+  for (struct ls_reader *r = e->readers; r; r = r->next)
+    r->f->tdirty = 1;
+}
+
 struct run {
   ls_program *p;
   ls_func *f;
@@ -296,6 +342,7 @@ static void taint_ent(struct run *r, ls_entity *e, const ls_origin *o, int level
   if (r->local_only) {
     if (!through_ptr && !e->taint && own_local(r->f, e)) {
       e->taint = o;
+      ent_changed(e);
       r->changed = r->local_changed = 1;
     }
     return;
@@ -304,9 +351,11 @@ static void taint_ent(struct run *r, ls_entity *e, const ls_origin *o, int level
     taint_ent(r, e->pfield, o, level);
   if (through_ptr && !e->ptaint) {
     e->ptaint = o;
+    ent_changed(e);
     r->changed = 1;
   } else if (!through_ptr && !e->taint) {
     e->taint = o;
+    ent_changed(e);
     r->changed = 1;
   }
   if (e->kind == LS_ENT_PARAM && r->f->ent) { /* written through a parameter: an out-param */
@@ -315,6 +364,7 @@ static void taint_ent(struct run *r, ls_entity *e, const ls_origin *o, int level
         r->f->ent->out_taint |= 1ull << i;
         if (!r->f->ent->out_origin)
           r->f->ent->out_origin = o;
+        ent_changed(r->f->ent);
         r->changed = 1;
       }
   }
@@ -346,6 +396,7 @@ static void apply(struct run *r, ls_node *n) {
       const ls_origin *o = ls_expr_taint(p, n->kids[0]);
       if (o && !r->f->ent->ret_taint) {
         r->f->ent->ret_taint = o;
+        ent_changed(r->f->ent);
         r->changed = 1;
       }
     }
@@ -804,10 +855,17 @@ static void pass_func(struct run *r, struct fsx *x, const ls_origin **condo, int
 static void run_func(struct run *r, struct fsx *x, ls_vec *writes, ls_vec *paths) {
   ls_func *f = r->f;
   const ls_origin **condo = calloc((size_t)f->nblocks + 1, sizeof *condo);
-  if (!condo)
+  const ls_origin **impl0 = malloc(((size_t)f->nblocks + 1) * sizeof *impl0);
+  if (!condo || !impl0)
     abort();
   int settled = 0;
   for (int pass = 0; pass < 6 && !settled; pass++) {
+    /* A run that ends settled repeats its last local pass and then its final pass when it
+     * runs again: nothing new unless what f reads changed since that last local pass began
+     * (writes of the final pass included), or the implicit-flow origins it began with did. */
+    f->tdirty = 0;
+    for (int b = 0; b < f->nblocks; b++)
+      impl0[b] = f->blocks[b]->impl;
     r->local_only = 1;
     r->local_changed = 0;
     pass_func(r, x, condo, 1, writes, paths);
@@ -817,6 +875,12 @@ static void run_func(struct run *r, struct fsx *x, ls_vec *writes, ls_vec *paths
   if (!settled)
     r->changed = 1; /* not settled in a few passes: the outer fixpoint comes back to f */
   pass_func(r, x, condo, 0, writes, paths);
+  for (int b = 0; b < f->nblocks && !f->tdirty; b++)
+    if (f->blocks[b]->impl != impl0[b])
+      f->tdirty = 1;
+  if (!settled)
+    f->tdirty = 1;
+  free(impl0);
   for (size_t i = 0; i < x->cands.n; i++)
     ((ls_entity *)x->cands.v[i])->fsidx = 0;
   x->cands.n = 0;
@@ -833,15 +897,26 @@ void ls_taint_run(ls_program *p) {
     abort();
   taint_done = 0;
   path_build(p, paths);
+  for (size_t i = 0; i < p->funcs.n; i++) {
+    ls_func *f = p->funcs.v[i];
+    reads_build(p, f, (int)i + 1);
+    f->tdirty = 1;
+  }
+  int nskip = 0;
   for (int iter = 0; iter < 64; iter++) {
     r.changed = 0;
     for (size_t i = 0; i < p->funcs.n; i++) {
       r.f = p->funcs.v[i];
+      if (!r.f->tdirty) {
+        nskip++;
+        continue;
+      }
       run_func(&r, &x, &writes[i], &paths[i]);
     }
     if (!r.changed) {
       if (getenv("LOCKSTEP_LINT_STATS"))
-        fprintf(stderr, "lockstep lint: taint fixpoint in %d passes (%d function passes, %d solves)\n", iter + 1, npass, nsolve);
+        fprintf(stderr, "lockstep lint: taint fixpoint in %d passes (%d function passes, %d solves, %d runs skipped)\n",
+                iter + 1, npass, nsolve, nskip);
       break;
     }
   }
