@@ -855,7 +855,7 @@ static void pass_func(struct run *r, struct fsx *x, const ls_origin **condo, int
 static void run_func(struct run *r, struct fsx *x, ls_vec *writes, ls_vec *paths) {
   ls_func *f = r->f;
   const ls_origin **condo = calloc((size_t)f->nblocks + 1, sizeof *condo);
-  const ls_origin **impl0 = malloc(((size_t)f->nblocks + 1) * sizeof *impl0);
+  const ls_origin **impl0 = calloc((size_t)f->nblocks + 1, sizeof *impl0);
   if (!condo || !impl0)
     abort();
   int settled = 0;
