@@ -6,14 +6,16 @@
 export LOCKSTEP_ONLINE_DIR="$T/shm" LOCKSTEP_ONLINE_STATS=1 LD_LIBRARY_PATH="$LS_FAKECUDA"
 mkdir -p -m 700 "$LOCKSTEP_ONLINE_DIR"
 P=$LS_PAUSE_PROG
-run_pair() { # scenario
+run_pair() { # scenario [tag: each rank on its own simulated host, through the logs]
+  n=$1${2:+-$2}
   for r in 0 1; do
-    RANK=$r WORLD_SIZE=2 LOCKSTEP_TRACE_DIR="$T/$1" LD_PRELOAD="$LS_LIB" "$P" "$1" \
-      > "$T/$1.out$r" 2> "$T/$1.err$r" &
+    h=; [ -n "${2:-}" ] && h=host$r
+    RANK=$r WORLD_SIZE=2 LOCKSTEP_TRACE_DIR="$T/$n" LOCKSTEP_ONLINE_HOST=$h LD_PRELOAD="$LS_LIB" \
+      "$P" "$1" > "$T/$n.out$r" 2> "$T/$n.err$r" &
   done
   wait
   for r in 0 1; do
-    [ ! -s "$T/$1.out$r" ] || fail "$1: rank $r printed: $(cat "$T/$1.out$r")"
+    [ ! -s "$T/$n.out$r" ] || fail "$n: rank $r printed: $(cat "$T/$n.out$r")"
   done
 }
 # 1. paused: 3 + 3 published, 5 paused (rank 1's count-9 calls among them), silent
@@ -38,6 +40,13 @@ for r in 0 1; do
   grep -Eq ": 4 collectives published, 4 paused\$" "$T/resume.err$r" ||
     fail "resume: rank $r counts: $(cat "$T/resume.err$r")"
 done
+# ... and across (simulated) hosts, where fingerprints travel through the logs
+run_pair resume xhost
+grep -Eq "^lockstep: rank [01]: seq 6 ncclAllReduce on comm [0-9a-f]{16} differs from rank [01] \(count-mismatch\): " \
+  "$T"/resume-xhost.err0 "$T"/resume-xhost.err1 ||
+  fail "resume across hosts: no report at seq 6: $(cat "$T"/resume-xhost.err*)"
+cat "$T"/resume-xhost.err* | grep -v ': online: comm ' | grep -v 'seq 6 ' | grep . &&
+  fail "resume across hosts: other lines: $(cat "$T"/resume-xhost.err*)"
 # 3. apart: pauses at different calls are told apart from a divergence
 run_pair apart
 cat "$T"/apart.err* | grep -q differs && fail "apart: reported as a difference: $(cat "$T"/apart.err*)"
