@@ -363,15 +363,18 @@ static void after_abort(ls_program *p, ls_func *f, ls_vec *out, ls_block *b0, in
 void ls_check_contracts(ls_program *p, ls_func *f, ls_vec *findings) {
   if (!f->body)
     return;
-  find_queries(p, f, findings, f->body);
-  if (p->rules->npending) {
-    struct helds h = {0};
-    collect_stores(f->body, &h);
-    find_compares(p, f, findings, f->body, &h, NULL);
-    free(h.v);
-    free(h.tab);
+  /* both async rules report only at (or about) an async-error query of this body */
+  if (ls_func_calls_kind(p, f, "async_error_query")) {
+    find_queries(p, f, findings, f->body);
+    if (p->rules->npending) {
+      struct helds h = {0};
+      collect_stores(f->body, &h);
+      find_compares(p, f, findings, f->body, &h, NULL);
+      free(h.v);
+      free(h.tab);
+    }
   }
-  for (int b = 0; b < f->nblocks; b++) {
+  for (int b = 0; b < f->nblocks && ls_func_calls_kind(p, f, "comm_abort"); b++) {
     ls_block *k = f->blocks[b];
     for (int i = 0; i < k->nitems; i++)
       if (ls_ct_call_kind(k->items[i], "comm_abort") && k->items[i]->nkids)

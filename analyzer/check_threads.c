@@ -1004,15 +1004,21 @@ void ls_check_threads(ls_program *p, ls_vec *findings) {
   int host_rules = 0;
   for (int i = 0; i < p->rules->nfns && !host_rules; i++)
     host_rules = !strcmp(p->rules->fns[i].kind_name, "memcpy") || !strcmp(p->rules->fns[i].kind_name, "host_alloc");
-  for (size_t i = 0; host_rules && i < p->funcs.n; i++)
-    scan_facts(p, ((ls_func *)p->funcs.v[i])->body, &F, 0);
+  for (size_t i = 0; host_rules && i < p->funcs.n; i++) { /* pass 0 looks at these calls only */
+    ls_func *f = p->funcs.v[i];
+    if (ls_func_calls_kind(p, f, "stream_create") || ls_func_calls_kind(p, f, "host_alloc"))
+      scan_facts(p, f->body, &F, 0);
+  }
   for (size_t i = 0; F.n && i < p->funcs.n; i++)
     scan_facts(p, ((ls_func *)p->funcs.v[i])->body, &F, 1);
+  int hostmem = 0; /* without host-accessible memory, only a copy out of a buffer reports */
+  for (size_t i = 0; i < F.n; i++)
+    hostmem |= F.v[i].hostmem != 0;
   for (size_t fi = 0; fi < p->funcs.n; fi++) {
     ls_func *f = p->funcs.v[fi];
     if (!f->body || !f->nblocks)
       continue;
-    for (int b = 0; b < f->nblocks; b++) {
+    for (int b = 0; b < f->nblocks && (qual.n || ls_func_calls_kind(p, f, "thread_spawn")); b++) {
       ls_block *k = f->blocks[b];
       for (int i = 0; i < k->nitems; i++) {
         const ls_rule_fn *r = spawn_rule(&qual, k->items[i]);
@@ -1020,9 +1026,10 @@ void ls_check_threads(ls_program *p, ls_vec *findings) {
           spawn_site(p, f, k, i, k->items[i], r, findings);
       }
     }
-    if (p->rules->nregions)
+    if (p->rules->nregions && f->has_pragma)
       find_regions(p, f, f->body, findings);
-    if (host_rules)
+    if (host_rules &&
+        (hostmem || ls_func_calls_kind(p, f, "memcpy") || ls_func_calls_kind(p, f, "memcpy_async")))
       completion(p, f, &F, &M, findings);
   }
   free(F.v);

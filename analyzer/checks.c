@@ -1160,10 +1160,43 @@ static void flow_sensitive(struct ctx *c, ls_func *f) {
 }
 
 /* ---- driver ---- */
-static void scan_calls(ls_node *n, ls_vec *out) {
+
+/* The distinct rules kinds and each rules function's index among them (63: the 64th and
+ * later share a bit), so the call-graph walk can note which kinds a body calls. */
+static void kinds_build(ls_program *p) {
+  const ls_rules *r = p->rules;
+  p->kind_names = ls_alloc(p->arena, ((size_t)r->nfns + 1) * sizeof *p->kind_names);
+  p->fn_kind = ls_alloc(p->arena, (size_t)r->nfns + 1);
+  p->nkind_names = 0;
+  for (int i = 0; i < r->nfns; i++) {
+    int k = 0;
+    while (k < p->nkind_names && strcmp(p->kind_names[k], r->fns[i].kind_name))
+      k++;
+    if (k == p->nkind_names)
+      p->kind_names[p->nkind_names++] = r->fns[i].kind_name;
+    p->fn_kind[i] = (unsigned char)(k < 63 ? k : 63);
+  }
+}
+
+int ls_func_calls_kind(const ls_program *p, const ls_func *f, const char *kind) {
+  if (!p->kind_names)
+    return 1; /* the bodies were not walked: anything may be there */
+  for (int k = 0; k < p->nkind_names; k++)
+    if (!strcmp(p->kind_names[k], kind))
+      return (int)(f->calls_kinds >> (k < 63 ? k : 63) & 1);
+  return 0; /* no rules function has that kind */
+}
+
+static void scan_calls(ls_program *p, ls_func *f, ls_node *n, ls_vec *out) {
   if (!n)
     return;
+  if (n->kind == CXCursor_UnexposedStmt && n->text)
+    f->has_pragma = 1;
   if (n->kind == CXCursor_CallExpr && n->ent) {
+    if (n->ent->rule) {
+      size_t i = (size_t)(n->ent->rule - p->rules->fns);
+      f->calls_kinds |= 1ull << (i < (size_t)p->rules->nfns ? p->fn_kind[i] : 63);
+    }
     n->ent->ncalls++;
     if (n->ent->def)
       ls_vec_push(out, n->ent->def);
@@ -1179,17 +1212,17 @@ static void scan_calls(ls_node *n, ls_vec *out) {
       ls_vec_push(out, n->dtor->def);
   }
   for (unsigned i = 0; i < n->nkids; i++)
-    scan_calls(n->kids[i], out);
+    scan_calls(p, f, n->kids[i], out);
 }
 
-static void order_visit(ls_func *f, ls_vec *order) {
+static void order_visit(ls_program *p, ls_func *f, ls_vec *order) {
   f->visiting = 1;
   ls_vec callees = {0};
-  scan_calls(f->body, &callees);
+  scan_calls(p, f, f->body, &callees);
   for (size_t i = 0; i < callees.n; i++) {
     ls_func *g = callees.v[i];
     if (!g->visiting)
-      order_visit(g, order);
+      order_visit(p, g, order);
   }
   free(callees.v);
   ls_vec_push(order, f);
@@ -1294,10 +1327,11 @@ static void analyze(struct ctx *c, ls_func *f) {
 void ls_checks_run(ls_program *p, ls_vec *findings) {
   ls_vec order = {0};
   size_t nf = p->funcs.n; /* lambdas were added during parsing; all functions are known */
+  kinds_build(p);
   for (size_t i = 0; i < nf; i++) {
     ls_func *f = p->funcs.v[i];
     if (!f->visiting)
-      order_visit(f, &order);
+      order_visit(p, f, &order);
   }
   double t0 = ls_cpu_now();
   for (size_t i = 0; i < order.n; i++) {

@@ -177,6 +177,11 @@ typedef struct ls_func {
   int kills_all;            /* every path ends in a job-wide abort */
   int group_net, group_helper, analyzed, visiting;
   int tdirty;               /* taint.c: an input of the function's passes changed since its last run */
+  /* what the body (lambdas nested in it included) holds, found by checks.c's call-graph walk:
+   * bit i of calls_kinds: a call of an API function whose rules kind is kind_names[i] of the
+   * program (ls_func_calls_kind); has_pragma: a statement wrapped by a pragma */
+  uint64_t calls_kinds;
+  int has_pragma;
   int noreturn;             /* no path reaches the normal exit */
   uint64_t nb_settles;      /* bit i: every normal return has polled param i's communicator ready */
 } ls_func;
@@ -193,6 +198,9 @@ typedef struct ls_program {
   ls_vec funcs;             /* ls_func* */
   ls_vec tus;               /* ls_tu_info* */
   struct ls_enthash *ents;
+  /* the distinct rules kinds ("memcpy", ...) and each rules function's index among them */
+  const char **kind_names; int nkind_names;
+  unsigned char *fn_kind;
   double t_parse, t_convert, t_analyze; /* seconds, for LOCKSTEP_LINT_STATS */
   size_t nnodes;
 } ls_program;
@@ -264,6 +272,9 @@ typedef struct ls_finding {
   struct ls_fix *fix;       /* a mechanical fix (fixit.c), or NULL */
 } ls_finding;
 void ls_checks_run(ls_program *p, ls_vec *findings);
+/* Can f's body call an API function of rules kind `kind`? (Once ls_checks_run has walked the
+ * bodies: the contract checks skip walks that could find nothing.) */
+int ls_func_calls_kind(const ls_program *p, const ls_func *f, const char *kind);
 /* The API-contract checks (check_contracts.c), per analyzed function, after the others. */
 void ls_check_contracts(ls_program *p, ls_func *f, ls_vec *findings);
 /* Host-side contracts (check_threads.c): group-across-threads and
