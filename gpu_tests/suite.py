@@ -1273,7 +1273,27 @@ class Suite:
                            ("torch", ["python3", "-c", "import torch;print(torch.__version__, torch.cuda.nccl.version())"])):
             rc, lines, _ = self.run(f"env-{name}", argv, 30)
             env[name] = " / ".join(ln for _, ln in lines if ln.strip())[:200]
+        env["source"] = self.source_tree()
         self.summary["env"] = env
+
+    def source_tree(self):
+        """The git tree id of the files this run was built from, as a commit of them would
+        record it (a scratch index, so the checkout is not touched). The device copy carries
+        the working tree but not always the history that goes with it, so HEAD can name an
+        older commit; the tree id names the right one: `git log --format='%h %T' | grep ID`."""
+        idx = os.path.join(self.work, "source.index")
+        env = dict(os.environ, GIT_INDEX_FILE=idx)
+        try:
+            add = subprocess.run(["git", "-C", self.root, "add", "-A", "."], env=env,
+                                 capture_output=True, timeout=120)
+            tree = subprocess.run(["git", "-C", self.root, "write-tree"], env=env,
+                                  capture_output=True, text=True, timeout=60)
+        except (OSError, subprocess.SubprocessError) as e:
+            return f"unknown ({e})"
+        if add.returncode or tree.returncode:
+            return "unknown (not a git checkout?)"
+        return f"tree {tree.stdout.strip()} (git log --format='%h %T' | grep it names the commit)"
+
 
 
 def main():
