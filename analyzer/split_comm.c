@@ -127,8 +127,9 @@ static void scan(ls_node *n) {
 
 void ls_split_scan(ls_program *p) {
   nsplits = 0;
-  for (size_t i = 0; i < p->funcs.n; i++)
-    scan(((ls_func *)p->funcs.v[i])->body);
+  for (size_t i = 0; i < p->funcs.n; i++) /* records only at a split call */
+    if (ls_func_calls_kind(p, p->funcs.v[i], "comm_split"))
+      scan(((ls_func *)p->funcs.v[i])->body);
   scanned = p;
 }
 

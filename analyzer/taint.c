@@ -110,20 +110,24 @@ static ls_entity *path_base(ls_node *m) {
   return NULL;
 }
 
-static void path_scan(ls_program *p, ls_node *n, ls_vec *out) {
+static void reads_add(ls_program *p, ls_func *f, int mark, ls_entity *e);
+
+/* One walk of a body: its path references, and the entities it reads (see reads_build) */
+static void path_scan(ls_program *p, ls_func *f, int mark, ls_node *n, ls_vec *out) {
   if (!n)
     return;
+  reads_add(p, f, mark, n->ent);
   if (n->kind == CXCursor_MemberRefExpr && n->ent && n->ent->kind == LS_ENT_FIELD && path_base(n))
     ls_vec_push(out, n);
   for (unsigned i = 0; i < n->nkids; i++)
-    path_scan(p, n->kids[i], out);
+    path_scan(p, f, mark, n->kids[i], out);
 }
 
 /* fpaths[i]: the path references of function i */
 static void path_build(ls_program *p, ls_vec *fpaths) {
   ls_vec refs = {0};
   for (size_t i = 0; i < p->funcs.n; i++) {
-    path_scan(p, ((ls_func *)p->funcs.v[i])->body, &fpaths[i]);
+    path_scan(p, p->funcs.v[i], (int)i + 1, ((ls_func *)p->funcs.v[i])->body, &fpaths[i]);
     for (size_t k = 0; k < fpaths[i].n; k++)
       ls_vec_push(&refs, fpaths[i].v[k]);
   }
@@ -131,10 +135,25 @@ static void path_build(ls_program *p, ls_vec *fpaths) {
   while (pcap < 2 * refs.n + 2)
     pcap *= 2;
   ptab = ls_alloc(p->arena, pcap * sizeof *ptab);
+  /* (base, field) -> path entity: most paths are referenced many times, and the key string
+   * and its hash cost ~350 instructions a reference */
+  struct pslot { const ls_entity *b, *fld; ls_entity *e; } *pairs = calloc(pcap, sizeof *pairs);
+  if (!pairs)
+    abort();
   char key[1024];
   for (size_t i = 0; i < refs.n; i++) {
     ls_node *n = refs.v[i];
     ls_entity *b = path_base(n);
+    size_t h = (((uintptr_t)b >> 4) * 0x9e3779b97f4a7c15ull ^ ((uintptr_t)n->ent >> 4)) * 0xff51afd7ed558ccdull >> 7 & (pcap - 1);
+    while (pairs[h].e && (pairs[h].b != b || pairs[h].fld != n->ent))
+      h = (h + 1) & (pcap - 1);
+    if (pairs[h].e) {
+      size_t j = ((uintptr_t)n >> 4) * 0x9e3779b97f4a7c15ull & (pcap - 1);
+      while (ptab[j].n)
+        j = (j + 1) & (pcap - 1);
+      ptab[j] = (struct pathref){n, pairs[h].e, 0};
+      continue;
+    }
     /* "path|BASE|FIELD", cut at sizeof key - 1 as snprintf would: built by hand because
      * snprintf's formatting cost ~900 instructions a reference (17 M on 18k references) */
     size_t kl = 0;
@@ -150,11 +169,13 @@ static void path_build(ls_program *p, ls_vec *fpaths) {
     ls_entity *e = ls_entity_get(p, key, n->ent->name, LS_ENT_FIELD);
     e->pbase = b;
     e->pfield = n->ent;
+    pairs[h] = (struct pslot){b, n->ent, e};
     size_t j = ((uintptr_t)n >> 4) * 0x9e3779b97f4a7c15ull & (pcap - 1);
     while (ptab[j].n)
       j = (j + 1) & (pcap - 1);
     ptab[j] = (struct pathref){n, e, 0};
   }
+  free(pairs);
   free(refs.v);
 }
 
@@ -290,23 +311,13 @@ static void reads_add(ls_program *p, ls_func *f, int mark, ls_entity *e) {
   e->readers = r;
 }
 
-static void reads_scan(ls_program *p, ls_func *f, int mark, const ls_node *n) {
-  if (!n)
-    return;
-  reads_add(p, f, mark, n->ent);
-  if (n->kind == CXCursor_MemberRefExpr) {
-    struct pathref *r = path_ref(n);
-    if (r)
-      reads_add(p, f, mark, r->path);
-  }
-  for (unsigned i = 0; i < n->nkids; i++)
-    reads_scan(p, f, mark, n->kids[i]);
-}
-
-/* f's readers: the entities of its body and of the synthetic items of the CFG (scope-exit
- * destructor calls, no operands). Its own entity's facts matter only where it calls itself. */
-static void reads_build(ls_program *p, ls_func *f, int mark) {
-  reads_scan(p, f, mark, f->body);
+/* f's readers: the entities of its body (noted by path_scan's walk) and their access paths
+ * (`paths`: the body's path references), and those of the synthetic items of the CFG
+ * (scope-exit destructor calls, no operands). Its own entity's facts matter only where it
+ * calls itself. */
+static void reads_build(ls_program *p, ls_func *f, int mark, const ls_vec *paths) {
+  for (size_t i = 0; i < paths->n; i++)
+    reads_add(p, f, mark, path_ref(paths->v[i])->path);
   for (int b = 0; b < f->nblocks; b++)
     for (int j = 0; j < f->blocks[b]->nitems; j++)
       reads_add(p, f, mark, f->blocks[b]->items[j]->ent);
@@ -899,7 +910,7 @@ void ls_taint_run(ls_program *p) {
   path_build(p, paths);
   for (size_t i = 0; i < p->funcs.n; i++) {
     ls_func *f = p->funcs.v[i];
-    reads_build(p, f, (int)i + 1);
+    reads_build(p, f, (int)i + 1, &paths[i]);
     f->tdirty = 1;
   }
   int nskip = 0;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# lint_same.sh — does a changed `lockstep lint` still print byte-identical --format=json
-# (and exit status) to a base build? Speed work must not change a finding: run after
+# lint_same.sh — does a changed `lockstep lint` still print byte-identical --format=json,
+# text output and exit status to a base build? Speed work must not change a finding: run after
 # every step. Inputs: every fixture one by one, the .c fixtures in one invocation,
 # tests/realcode, bench/lint_realworld.c, the 20k-line generated TU and the K=1/4/16 TUs.
 # Usage: bench/lint_same.sh BASE_LOCKSTEP NEW_LOCKSTEP   (env: JOBS, default 2)
@@ -42,9 +42,16 @@ one() { # one LINE: run both binaries, compare
   "$base" lint --format=json $files -- "${flags[@]}" $extra > "$W/$key.base" 2>/dev/null; rb=$?
   # shellcheck disable=SC2086
   "$new" lint --format=json $files -- "${flags[@]}" $extra > "$W/$key.new" 2>/dev/null; rn=$?
+  # and the default text output (stdout and stderr: findings, carets, parse errors)
+  # shellcheck disable=SC2086
+  "$base" lint $files -- "${flags[@]}" $extra > "$W/$key.tbase" 2>&1
+  # shellcheck disable=SC2086
+  "$new" lint $files -- "${flags[@]}" $extra > "$W/$key.tnew" 2>&1
   if [ ! -s "$W/$key.base" ]; then echo "DIFF $name: base printed nothing (exit $rb)"; return; fi
   if [ $rb -ne $rn ] || ! cmp -s "$W/$key.base" "$W/$key.new"; then
     echo "DIFF $name (exit $rb vs $rn)"; diff <(head -c 3000 "$W/$key.base") <(head -c 3000 "$W/$key.new") | head -5
+  elif ! cmp -s "$W/$key.tbase" "$W/$key.tnew"; then
+    echo "DIFF $name (text output)"; diff "$W/$key.tbase" "$W/$key.tnew" | head -5
   else
     echo "same $name"
   fi
@@ -58,4 +65,4 @@ if grep -q '^DIFF' <<< "$out"; then
   grep -A5 '^DIFF' <<< "$out"
   echo "lint_same: $same of $n inputs identical — DIFFERENT" >&2; exit 1
 fi
-echo "lint_same: all $n inputs byte-identical (json + exit status)"
+echo "lint_same: all $n inputs byte-identical (json, text, exit status)"
