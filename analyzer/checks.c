@@ -312,18 +312,14 @@ static struct seq seq_of(struct ctx *c, ls_block *k) {
 #define MAXEV 16
 struct evlist { ls_node *v[MAXEV]; int n; int exited; };
 
-static int is_stop(ls_block *k, ls_block **stops, int nstops) {
-  for (int i = 0; i < nstops; i++)
-    if (stops[i] == k)
-      return 1;
-  return 0;
-}
-
-static void walk(struct ctx *c, ls_block *k, ls_block **stops, int nstops, struct evlist *out, int p2p) {
+/* The walk stops at the join (immediate post-dominator) of every branch it is inside of:
+ * each such block's nstop counts how many of the open walks stop there (`depth` of them
+ * are open). */
+static void walk_in(struct ctx *c, ls_block *k, int depth, struct evlist *out, int p2p) {
   ls_func *f = c->f;
   /* a report needs the first few collectives of each side: the walk is bounded so that
    * many rank-dependent exits in one long function stay linear */
-  while (k && !is_stop(k, stops, nstops) && k->mark != c->gen && out->n < MAXEV && c->budget-- > 0) {
+  while (k && !k->nstop && k->mark != c->gen && out->n < MAXEV && c->budget-- > 0) {
     if (k == f->exit || k == f->abort_blk || k == f->vexit || k == f->killall) {
       out->exited = 1;
       return;
@@ -340,16 +336,17 @@ static void walk(struct ctx *c, ls_block *k, ls_block **stops, int nstops, struc
       /* a nested branch: follow the alternative that issues the most (error exits issue
        * nothing more and are skipped) */
       struct evlist best = {.n = -1}, sub;
-      for (int i = 0; i < k->nsucc && nstops < 64; i++) {
+      for (int i = 0; i < k->nsucc && depth < 64; i++) {
         ls_block *s = k->succ[i];
         if (s == f->abort_blk || s == f->killall || (s->hstate == 2 && s->ends))
           continue;
-        ls_block *st[65];
-        memcpy(st, stops, (size_t)nstops * sizeof *st);
-        st[nstops] = k->ipdom;
         sub.n = 0;
         sub.exited = 0;
-        walk(c, s, st, nstops + 1, &sub, p2p);
+        if (k->ipdom)
+          k->ipdom->nstop++;
+        walk_in(c, s, depth + 1, &sub, p2p);
+        if (k->ipdom)
+          k->ipdom->nstop--;
         if (sub.n > best.n)
           best = sub;
       }
@@ -360,6 +357,15 @@ static void walk(struct ctx *c, ls_block *k, ls_block **stops, int nstops, struc
     }
     k = k->succ[0];
   }
+}
+
+/* The calls on the way from k until `stop` (or the function's exit). */
+static void walk(struct ctx *c, ls_block *k, ls_block *stop, struct evlist *out, int p2p) {
+  if (stop)
+    stop->nstop++;
+  walk_in(c, k, 1, out, p2p);
+  if (stop)
+    stop->nstop--;
 }
 
 /* ---- findings ---- */
@@ -520,10 +526,9 @@ static void check_nested_exit(struct ctx *c, ls_block *b) {
   if (!from)
     return;
   struct evlist la = {.n = 0};
-  ls_block *stops[1] = {f->vexit};
   c->gen++;
   c->budget = 256;
-  walk(c, from, stops, 1, &la, 0);
+  walk(c, from, f->vexit, &la, 0);
   if (!la.n || !is_coll(la.v[0]))
     return;
   ls_node *at = la.v[0], *cn = b->cond, *ex = hit->nitems ? hit->items[hit->nitems - 1] : cn;
@@ -595,13 +600,12 @@ static void check_branch(struct ctx *c, ls_block *b) {
   if (ia >= b->nsucc || ib >= b->nsucc)
     return;
   /* b itself is not marked: a path that loops back through b issues b's calls again */
-  ls_block *stops[1] = {P};
   c->gen++;
   c->budget = 256;
-  walk(c, b->succ[ia], stops, 1, &la, 0);
+  walk(c, b->succ[ia], P, &la, 0);
   c->gen++;
   c->budget = 256;
-  walk(c, b->succ[ib], stops, 1, &lb, 0);
+  walk(c, b->succ[ib], P, &lb, 0);
   uint64_t ta = 0, tb = 0;
   int i = 0;
   for (; i < la.n && i < lb.n; i++) {
@@ -919,11 +923,10 @@ static void check_p2p(struct ctx *c, ls_vec *cands) {
     ls_node *at = NULL, *oth = NULL;
     for (int s = 0; s < k->nsucc; s++) {
       struct evlist l = {.n = 0};
-      ls_block *stops[1] = {k->ipdom};
       c->gen++;
       k->mark = c->gen;
       c->budget = 256;
-      walk(c, k->succ[s], stops, 1, &l, 1);
+      walk(c, k->succ[s], k->ipdom, &l, 1);
       int n = 0;
       ls_node *fst = NULL;
       for (int i = 0; i < l.n; i++) {
@@ -1121,17 +1124,23 @@ static void flow_sensitive(struct ctx *c, ls_func *f) {
   uint64_t *st = calloc((size_t)x.words, sizeof *st);
   if (!x.in || !st)
     abort();
+  /* Without candidates the state is empty and ls_expr_taint reads the same with or without
+   * it (only entities with a bit consult it), and fs_step only sets bits: no solve, no steps. */
+  int track = x.cands.n > 0;
   /* implicit flow depends on which branches are rank-dependent, which depends on the
    * state: iterate a few rounds from the flow-insensitive guess */
   for (int round = 0; round < 3; round++) {
-    fs_solve(c, &x);
+    if (track)
+      fs_solve(c, &x);
     int changed = 0;
     for (int b = 0; b < f->nblocks; b++) {
       ls_block *k = f->blocks[b];
-      memcpy(st, &x.in[k->id * x.words], (size_t)x.words * sizeof *st);
-      ls_taint_state(st);
-      for (int i = 0; i < k->nitems; i++)
-        fs_step(c->p, k->items[i], st, k->impl);
+      if (track) {
+        memcpy(st, &x.in[k->id * x.words], (size_t)x.words * sizeof *st);
+        ls_taint_state(st);
+        for (int i = 0; i < k->nitems; i++)
+          fs_step(c->p, k->items[i], st, k->impl);
+      }
       k->cond_taint = k->cond && k->nsucc > 1 ? ls_expr_taint(c->p, k->cond) : NULL;
       ls_taint_state(NULL);
     }
@@ -1159,12 +1168,15 @@ static void flow_sensitive(struct ctx *c, ls_func *f) {
   /* final replay: the argument check with the state at each call */
   for (int b = 0; b < f->nblocks; b++) {
     ls_block *k = f->blocks[b];
-    memcpy(st, &x.in[k->id * x.words], (size_t)x.words * sizeof *st);
-    ls_taint_state(st);
+    if (track) {
+      memcpy(st, &x.in[k->id * x.words], (size_t)x.words * sizeof *st);
+      ls_taint_state(st);
+    }
     for (int i = 0; i < k->nitems; i++) {
       if (is_coll(k->items[i]))
         check_args(c, k->items[i]);
-      fs_step(c->p, k->items[i], st, k->impl);
+      if (track)
+        fs_step(c->p, k->items[i], st, k->impl);
     }
     ls_taint_state(NULL);
   }

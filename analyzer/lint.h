@@ -163,6 +163,7 @@ typedef struct ls_block {
   int is_loop;              /* loop condition block */
   int cyc_ev;               /* on a cycle (strongly connected component) that issues collectives */
   int stop, ends;           /* sequence memo: truncated at block `stop` (-1: none); ends in abort */
+  int nstop;                /* checks.c's report walks: how many of the open ones stop here */
 } ls_block;
 
 typedef struct ls_func {

@@ -156,15 +156,40 @@ static void caret(FILE *out, ls_arena *a, const char *file, unsigned line, unsig
   fputs("^\n", out);
 }
 
+/* "FILE:LINE:COL: " as fprintf's "%s:%u:%u: " writes it (fprintf costs ~1,200 instructions
+ * a line; a large TU has thousands of findings and notes) */
+static void put_where(FILE *out, const char *file, unsigned line, unsigned col) {
+  char b[32], *t = b + sizeof b;
+  *--t = ' ';
+  *--t = ':';
+  do
+    *--t = (char)('0' + col % 10);
+  while (col /= 10);
+  *--t = ':';
+  do
+    *--t = (char)('0' + line % 10);
+  while (line /= 10);
+  *--t = ':';
+  fputs(file, out);
+  fwrite(t, 1, (size_t)(b + sizeof b - t), out);
+}
+
 void ls_emit_text(FILE *out, ls_arena *a, ls_vec *findings) {
   for (size_t i = 0; i < findings->n; i++) {
     ls_finding *f = findings->v[i];
-    fprintf(out, "%s:%u:%u: %s: %s [%s]\n", f->file, f->line, f->col, f->error ? "error" : "warning", f->message,
-            f->rule);
+    put_where(out, f->file, f->line, f->col); /* FILE:LINE:COL: warning: MESSAGE [RULE] */
+    fputs(f->error ? "error: " : "warning: ", out);
+    fputs(f->message, out);
+    fputs(" [", out);
+    fputs(f->rule, out);
+    fputs("]\n", out);
     caret(out, a, f->file, f->line, f->col);
     for (size_t j = 0; j < f->notes.n; j++) {
       ls_loc *n = f->notes.v[j];
-      fprintf(out, "%s:%u:%u: note: %s\n", n->file, n->line, n->col, n->msg);
+      put_where(out, n->file, n->line, n->col); /* FILE:LINE:COL: note: MESSAGE */
+      fputs("note: ", out);
+      fputs(n->msg, out);
+      fputc('\n', out);
       caret(out, a, n->file, n->line, n->col);
     }
   }
