@@ -8,13 +8,9 @@
 #include "lint.h"
 #include "xalloc.h"
 
-struct chunk {
-  struct chunk *next;
-  size_t used, size;
+struct ls_chunk {
+  struct ls_chunk *next;
   _Alignas(16) unsigned char data[];
-};
-struct ls_arena {
-  struct chunk *head;
 };
 
 static void oom(void) { /* the commands' policy (xalloc.h): one line, exit 2 */
@@ -26,35 +22,30 @@ ls_arena *ls_arena_new(void) {
   ls_arena *a = calloc(1, sizeof *a);
   if (!a)
     oom();
+  ls_alloc_chunk(a, 0); /* a chunk from the start: ls_alloc(a, 0) never returns NULL */
   return a;
 }
 
 void ls_arena_free(ls_arena *a) {
   if (!a)
     return;
-  for (struct chunk *c = a->head, *n; c; c = n) {
+  for (struct ls_chunk *c = a->head, *n; c; c = n) {
     n = c->next;
     free(c);
   }
   free(a);
 }
 
-void *ls_alloc(ls_arena *a, size_t n) {
-  n = (n + 15) & ~(size_t)15;
-  struct chunk *c = a->head;
-  if (!c || c->used + n > c->size) {
-    size_t size = n > (1u << 20) ? n : (1u << 20);
-    c = calloc(1, sizeof *c + size); /* zeroed once (fresh pages from the kernel), not per allocation */
-    if (!c)
-      oom();
-    c->used = 0;
-    c->size = size;
-    c->next = a->head;
-    a->head = c;
-  }
-  void *p = c->data + c->used;
-  c->used += n; /* chunks are never reused, so calloc's zeroes are still there */
-  return p;
+void *ls_alloc_chunk(ls_arena *a, size_t n) { /* n: rounded by ls_alloc */
+  size_t size = n > (1u << 20) ? n : (1u << 20);
+  struct ls_chunk *c = calloc(1, sizeof *c + size); /* zeroed once (fresh pages from the kernel), not per allocation */
+  if (!c)
+    oom();
+  c->next = a->head;
+  a->head = c;
+  a->cur = c->data + n;
+  a->end = c->data + size;
+  return c->data;
 }
 
 char *ls_strndup(ls_arena *a, const char *s, size_t n) {
