@@ -166,11 +166,12 @@ static const char *norm(ls_program *p, ls_node *n) {
   if (!n)
     return "";
   if (!n->norm) {
-    struct sbuf b = {0};
+    /* one buffer for all: a malloc and a free per argument cost more than the text */
+    static _Thread_local struct sbuf b;
+    b.n = 0;
     sb_add(&b, "");
     norm_rec(&b, n);
-    n->norm = ls_strdup(p->arena, b.s);
-    free(b.s);
+    n->norm = ls_strndup(p->arena, b.s, b.n);
   }
   return n->norm;
 }
@@ -1215,9 +1216,11 @@ int ls_func_calls_kind(const ls_program *p, const ls_func *f, const char *kind) 
   return 0; /* no rules function has that kind */
 }
 
-static void scan_calls(ls_program *p, ls_func *f, ls_node *n, ls_vec *out) {
+static void scan_calls(ls_program *p, ls_func *f, ls_node *n, ls_vec *out, ls_vec *refs) {
   if (!n)
     return;
+  if (n->ent)
+    ls_vec_push(refs, n);
   if (n->kind == CXCursor_UnexposedStmt && n->text)
     f->has_pragma = 1;
   if (n->kind == CXCursor_CallExpr && n->ent) {
@@ -1240,13 +1243,18 @@ static void scan_calls(ls_program *p, ls_func *f, ls_node *n, ls_vec *out) {
       ls_vec_push(out, n->dtor->def);
   }
   for (unsigned i = 0; i < n->nkids; i++)
-    scan_calls(p, f, n->kids[i], out);
+    scan_calls(p, f, n->kids[i], out, refs);
 }
 
 static void order_visit(ls_program *p, ls_func *f, ls_vec *order) {
   f->visiting = 1;
-  ls_vec callees = {0};
-  scan_calls(p, f, f->body, &callees);
+  ls_vec callees = {0}, refs = {0};
+  scan_calls(p, f, f->body, &callees, &refs);
+  f->nrefs = (int)refs.n;
+  f->refs = ls_alloc(p->arena, (refs.n + 1) * sizeof *f->refs);
+  if (refs.n)
+    memcpy(f->refs, refs.v, refs.n * sizeof *f->refs);
+  free(refs.v);
   for (size_t i = 0; i < callees.n; i++) {
     ls_func *g = callees.v[i];
     if (!g->visiting)

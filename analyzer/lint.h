@@ -195,6 +195,7 @@ typedef struct ls_func {
    * program (ls_func_calls_kind); has_pragma: a statement wrapped by a pragma */
   uint64_t calls_kinds;
   int has_pragma;
+  ls_node **refs; int nrefs; /* the body's nodes that name an entity, in preorder (same walk) */
   int noreturn;             /* no path reaches the normal exit */
   uint64_t nb_settles;      /* bit i: every normal return has polled param i's communicator ready */
 } ls_func;

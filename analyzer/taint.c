@@ -112,22 +112,22 @@ static ls_entity *path_base(ls_node *m) {
 
 static void reads_add(ls_program *p, ls_func *f, int mark, ls_entity *e);
 
-/* One walk of a body: its path references, and the entities it reads (see reads_build) */
-static void path_scan(ls_program *p, ls_func *f, int mark, ls_node *n, ls_vec *out) {
-  if (!n)
-    return;
-  reads_add(p, f, mark, n->ent);
-  if (n->kind == CXCursor_MemberRefExpr && n->ent && n->ent->kind == LS_ENT_FIELD && path_base(n))
-    ls_vec_push(out, n);
-  for (unsigned i = 0; i < n->nkids; i++)
-    path_scan(p, f, mark, n->kids[i], out);
+/* One pass over a body's nodes that name an entity (f->refs, in preorder): its path
+ * references, and the entities it reads (see reads_build) */
+static void path_scan(ls_program *p, ls_func *f, int mark, ls_vec *out) {
+  for (int i = 0; i < f->nrefs; i++) {
+    ls_node *n = f->refs[i];
+    reads_add(p, f, mark, n->ent);
+    if (n->kind == CXCursor_MemberRefExpr && n->ent->kind == LS_ENT_FIELD && path_base(n))
+      ls_vec_push(out, n);
+  }
 }
 
 /* fpaths[i]: the path references of function i */
 static void path_build(ls_program *p, ls_vec *fpaths) {
   ls_vec refs = {0};
   for (size_t i = 0; i < p->funcs.n; i++) {
-    path_scan(p, p->funcs.v[i], (int)i + 1, ((ls_func *)p->funcs.v[i])->body, &fpaths[i]);
+    path_scan(p, p->funcs.v[i], (int)i + 1, &fpaths[i]);
     for (size_t k = 0; k < fpaths[i].n; k++)
       ls_vec_push(&refs, fpaths[i].v[k]);
   }
