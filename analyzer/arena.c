@@ -57,12 +57,9 @@ char *ls_strndup(ls_arena *a, const char *s, size_t n) {
 
 char *ls_strdup(ls_arena *a, const char *s) { return ls_strndup(a, s, strlen(s)); }
 
-void ls_vec_push(ls_vec *v, void *p) {
-  if (v->n == v->cap) {
-    v->cap = v->cap ? v->cap * 2 : 8;
-    v->v = ls_xrealloc(v->v, v->cap * sizeof *v->v);
-  }
-  v->v[v->n++] = p;
+void ls_vec_grow(ls_vec *v) {
+  v->cap = v->cap ? v->cap * 2 : 8;
+  v->v = ls_xrealloc(v->v, v->cap * sizeof *v->v);
 }
 
 uint64_t ls_hash_str(uint64_t h, const char *s) {

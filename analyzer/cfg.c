@@ -89,9 +89,14 @@ static int is_noreturn_call(const ls_node *n) {
 static void stmt(struct builder *b, ls_node *n);
 static void cond(struct builder *b, ls_node *c, ls_block *t, ls_block *f);
 
+/* clang_isStatement / clang_isExpression as libclang defines them, without a library call
+ * per node */
+static int is_stmt(enum CXCursorKind k) { return k >= CXCursor_FirstStmt && k <= CXCursor_LastStmt; }
+static int is_expr(enum CXCursorKind k) { return k >= CXCursor_FirstExpr && k <= CXCursor_LastExpr; }
+
 static ls_node *unwrap(ls_node *n) {
   while (n && (n->kind == CXCursor_ParenExpr || n->kind == CXCursor_UnexposedExpr) && n->nkids == 1 &&
-         n->kids[0] && !clang_isStatement(n->kids[0]->kind))
+         n->kids[0] && !is_stmt(n->kids[0]->kind))
     n = n->kids[0];
   return n;
 }
@@ -99,7 +104,7 @@ static ls_node *unwrap(ls_node *n) {
 static void expr(struct builder *b, ls_node *n) {
   if (!n)
     return;
-  if (clang_isStatement(n->kind)) {
+  if (is_stmt(n->kind)) {
     stmt(b, n);
     return;
   }
@@ -427,7 +432,7 @@ static void stmt(struct builder *b, ls_node *n) {
   default:
     break;
   }
-  if (clang_isStatement(n->kind) && n->kind != CXCursor_CompoundStmt && !clang_isExpression(n->kind) &&
+  if (is_stmt(n->kind) && n->kind != CXCursor_CompoundStmt && !is_expr(n->kind) &&
       n->kind != CXCursor_DeclStmt) {
     for (unsigned i = 0; i < n->nkids; i++)
       stmt(b, n->kids[i]);

@@ -1246,19 +1246,20 @@ static void scan_calls(ls_program *p, ls_func *f, ls_node *n, ls_vec *out, ls_ve
     scan_calls(p, f, n->kids[i], out, refs);
 }
 
-static void order_visit(ls_program *p, ls_func *f, ls_vec *order) {
+/* refs: scratch, copied into f->refs before the callees reuse it */
+static void order_visit(ls_program *p, ls_func *f, ls_vec *order, ls_vec *refs) {
   f->visiting = 1;
-  ls_vec callees = {0}, refs = {0};
-  scan_calls(p, f, f->body, &callees, &refs);
-  f->nrefs = (int)refs.n;
-  f->refs = ls_alloc(p->arena, (refs.n + 1) * sizeof *f->refs);
-  if (refs.n)
-    memcpy(f->refs, refs.v, refs.n * sizeof *f->refs);
-  free(refs.v);
+  ls_vec callees = {0};
+  refs->n = 0;
+  scan_calls(p, f, f->body, &callees, refs);
+  f->nrefs = (int)refs->n;
+  f->refs = ls_alloc(p->arena, (refs->n + 1) * sizeof *f->refs);
+  if (refs->n)
+    memcpy(f->refs, refs->v, refs->n * sizeof *f->refs);
   for (size_t i = 0; i < callees.n; i++) {
     ls_func *g = callees.v[i];
     if (!g->visiting)
-      order_visit(p, g, order);
+      order_visit(p, g, order, refs);
   }
   free(callees.v);
   ls_vec_push(order, f);
@@ -1364,11 +1365,13 @@ void ls_checks_run(ls_program *p, ls_vec *findings) {
   ls_vec order = {0};
   size_t nf = p->funcs.n; /* lambdas were added during parsing; all functions are known */
   kinds_build(p);
+  ls_vec refs = {0};
   for (size_t i = 0; i < nf; i++) {
     ls_func *f = p->funcs.v[i];
     if (!f->visiting)
-      order_visit(p, f, &order);
+      order_visit(p, f, &order, &refs);
   }
+  free(refs.v);
   double t0 = ls_cpu_now();
   for (size_t i = 0; i < order.n; i++) {
     ls_func *f = order.v[i];

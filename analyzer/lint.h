@@ -34,7 +34,12 @@ char *ls_strndup(ls_arena *a, const char *s, size_t n);
 
 /* growable pointer vector (heap; caller frees .v) */
 typedef struct { void **v; size_t n, cap; } ls_vec;
-void ls_vec_push(ls_vec *v, void *p);
+void ls_vec_grow(ls_vec *v); /* ls_vec_push's slow path */
+static inline void ls_vec_push(ls_vec *v, void *p) {
+  if (v->n == v->cap)
+    ls_vec_grow(v);
+  v->v[v->n++] = p;
+}
 
 /* ---- rules ---- */
 enum ls_role {
