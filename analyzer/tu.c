@@ -497,6 +497,8 @@ static int is_wrapper(enum CXCursorKind k) { return k == CXCursor_UnexposedExpr 
  * walks its callee and measured 17 M instructions worse on the generated TU.) */
 struct unwrap {
   struct kids *k;
+  struct kids *orig; /* non-NULL: also each kept child as its parent has it (wrapper and all) */
+  int skip_first;    /* drop the first child (a call's callee) */
   CXCursor top;
   int top_decl;
   struct { CXCursor w; unsigned nkept; int done; } st[16];
@@ -521,7 +523,13 @@ static enum CXChildVisitResult collect_unwrap(CXCursor cur, CXCursor parent, CXC
   if (filtered(kind))
     return CXChildVisit_Continue;
   if (!level) {
+    if (u->skip_first) {
+      u->skip_first = 0;
+      return CXChildVisit_Continue;
+    }
     kids_push(u->k, cur);
+    if (u->orig)
+      kids_push(u->orig, cur);
     if (!is_wrapper(kind))
       return CXChildVisit_Continue;
     u->st[0].w = cur;
@@ -552,10 +560,27 @@ static enum CXChildVisitResult collect_unwrap(CXCursor cur, CXCursor parent, CXC
 static void collect_unwrapped(CXCursor parent, struct kids *k) {
   struct unwrap u; /* not `= {...}`: that would zero the whole wrapper stack per node */
   u.k = k;
+  u.orig = NULL;
+  u.skip_first = 0;
   u.top = parent;
   u.top_decl = k_decl(parent.kind);
   u.depth = 0;
   clang_visitChildren(parent, collect_unwrap, &u);
+}
+
+/* A C call's arguments, unwrapped, from one visit of the call (its first child, the callee,
+ * skipped): asking clang_Cursor_getArgument for each and then visiting each argument's
+ * implicit cast for what it wraps cost a visitor per argument (~900 instructions; 51k
+ * arguments in the generated benchmark TU). orig: the arguments as the call has them. */
+static void collect_call_args(CXCursor call, struct kids *k, struct kids *orig) {
+  struct unwrap u;
+  u.k = k;
+  u.orig = orig;
+  u.skip_first = 1;
+  u.top = call;
+  u.top_decl = 0;
+  u.depth = 0;
+  clang_visitChildren(call, collect_unwrap, &u);
 }
 
 /* Locations cost a macro-expansion lookup each, so only nodes a finding or a note can
@@ -837,11 +862,29 @@ static ls_node *conv_inner(struct conv *c, CXCursor cur) {
     n->ptr_result = rt == CXType_Pointer || rt == CXType_BlockPointer || rt == CXType_NullPtr;
     int na = clang_Cursor_getNumArguments(cur);
     if (na >= 0 && n->ent) {
-      CXCursor *args = malloc(((size_t)na + 1) * sizeof *args);
-      if (!args)
-        abort();
-      for (int i = 0; i < na; i++)
-        args[i] = clang_Cursor_getArgument(cur, (unsigned)i);
+      /* args: what set_kids converts; orig: the arguments as written (locations, evaluation).
+       * In C a call's children are its callee and then its arguments; in C++ (member and
+       * operator calls, constructors) and with pragmas pending, argument by argument. */
+      struct kids ka, ko;
+      kids_init(&ka, 0);
+      kids_init(&ko, 0);
+      CXCursor *args = NULL, *orig = NULL;
+      if (!c->cplusplus && !c->npend && na > 0) {
+        collect_call_args(cur, &ka, &ko);
+        if (ka.n == (unsigned)na && ko.n == (unsigned)na) {
+          args = ka.v;
+          orig = ko.v;
+        }
+      }
+      if (!args) {
+        kids_free(&ka);
+        kids_free(&ko);
+        kids_init(&ka, 0);
+        kids_init(&ko, 0);
+        for (int i = 0; i < na; i++)
+          kids_push(&ka, clang_Cursor_getArgument(cur, (unsigned)i));
+        args = orig = ka.v;
+      }
       int keep = c->keep_str;
       c->keep_str = (n->ent->src & LS_SRC_STR) != 0;
       set_kids(c, n, args, (unsigned)na);
@@ -852,7 +895,7 @@ static ls_node *conv_inner(struct conv *c, CXCursor cur) {
          * stays visible at its expansion location) */
         CXFile tf;
         unsigned tl, tc;
-        clang_getExpansionLocation(clang_getCursorLocation(args[rf->in_place_buf]), &tf, &tl, &tc, NULL);
+        clang_getExpansionLocation(clang_getCursorLocation(orig[rf->in_place_buf]), &tf, &tl, &tc, NULL);
         CXToken *tok = tf ? clang_getToken(c->tu, clang_getLocation(c->tu, tf, tl, tc)) : NULL;
         if (tok) {
           CXString ts = clang_getTokenSpelling(c->tu, *tok);
@@ -868,7 +911,7 @@ static ls_node *conv_inner(struct conv *c, CXCursor cur) {
                              r == LS_ROLE_REDOP || r == LS_ROLE_PEER || r == LS_ROLE_COMM)) {
             if (n->kids[i]->ilit || never_constant(n->kids[i]))
               continue; /* a literal normalizes to its value anyway; a parameter never folds */
-            CXEvalResult ev = clang_Cursor_Evaluate(args[i]);
+            CXEvalResult ev = clang_Cursor_Evaluate(orig[i]);
             if (ev) {
               if (clang_EvalResult_getKind(ev) == CXEval_Int) {
                 char b[32];
@@ -880,7 +923,8 @@ static ls_node *conv_inner(struct conv *c, CXCursor cur) {
           }
         }
       }
-      free(args);
+      kids_free(&ka);
+      kids_free(&ko);
       return n;
     }
     break;
