@@ -1017,8 +1017,33 @@ static uint64_t summarize(struct nb *x, struct st *in) {
   return settles;
 }
 
+/* Does any function need the pass? prescan finds one interesting only through an async-error
+ * query, a finalize, a creation that takes a config (a rules function with roles config and
+ * out_comm), or a call of a function that settles its argument, and a function settles only
+ * when it is interesting itself: without any of those calls in the program, none is. */
+static int program_needs(ls_program *p) {
+  if (!p->nb_need) {
+    uint64_t mask = ls_kind_mask(p, "async_error_query") | ls_kind_mask(p, "comm_finalize");
+    for (int i = 0; i < p->rules->nfns; i++) {
+      const ls_rule_fn *r = &p->rules->fns[i];
+      int cf = 0, oc = 0;
+      for (int a = 0; a < r->nargs; a++) {
+        cf |= r->roles[a] == LS_ROLE_CONFIG;
+        oc |= r->roles[a] == LS_ROLE_OUT_COMM;
+      }
+      if (cf && oc)
+        mask |= ls_kind_mask(p, r->kind_name);
+    }
+    uint64_t called = 0;
+    for (size_t i = 0; i < p->funcs.n; i++)
+      called |= ((const ls_func *)p->funcs.v[i])->calls_kinds;
+    p->nb_need = (called & mask) || !p->kind_names ? 2 : 1;
+  }
+  return p->nb_need == 2;
+}
+
 void ls_check_nonblocking(ls_program *p, ls_func *f, ls_vec *findings) {
-  if (!f->body || !f->nblocks)
+  if (!f->body || !f->nblocks || !program_needs(p))
     return;
   struct nb *x = calloc(1, sizeof *x);
   if (!x)

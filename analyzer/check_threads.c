@@ -88,10 +88,15 @@ static uint32_t mask_before(const ls_block *k, int i) {
 
 /* Does the qualified rule name ("std::thread") name this entity? Its USR spells the
  * scopes in order ("c:@N@std@S@thread@F@thread<...>"), inline namespaces in between. */
-static int qualified_match(const char *qname, const ls_entity *e) {
+static const char *last_part(const char *qname) {
   const char *last = NULL;
   for (const char *s = strstr(qname, "::"); s; s = strstr(s + 2, "::"))
     last = s + 2;
+  return last;
+}
+
+/* last: last_part(qname), found once per rule */
+static int qualified_match(const char *qname, const char *last, const ls_entity *e) {
   if (!last || !e->name || strcmp(e->name, last))
     return 0;
   const char *u = e->key;
@@ -115,14 +120,15 @@ static int qualified_match(const char *qname, const ls_entity *e) {
   return 1;
 }
 
-/* `qual`: the thread_spawn rules with a qualified name (C++ constructors), found once */
-static const ls_rule_fn *spawn_rule(const ls_vec *qual, const ls_node *n) {
+/* `qual`: the thread_spawn rules with a qualified name (C++ constructors), found once;
+ * `lasts`: the last part of each one's name */
+static const ls_rule_fn *spawn_rule(const ls_vec *qual, const char *const *lasts, const ls_node *n) {
   if (n->kind != CXCursor_CallExpr || !n->ent)
     return NULL;
   if (n->ent->rule)
     return strcmp(n->ent->rule->kind_name, "thread_spawn") ? NULL : n->ent->rule;
   for (size_t i = 0; i < qual->n; i++)
-    if (qualified_match(((const ls_rule_fn *)qual->v[i])->name, n->ent))
+    if (qualified_match(((const ls_rule_fn *)qual->v[i])->name, lasts[i], n->ent))
       return qual->v[i];
   return NULL;
 }
@@ -1001,6 +1007,9 @@ void ls_check_threads(ls_program *p, ls_vec *findings) {
   for (int i = 0; i < p->rules->nfns; i++)
     if (!strcmp(p->rules->fns[i].kind_name, "thread_spawn") && strstr(p->rules->fns[i].name, "::"))
       ls_vec_push(&qual, &p->rules->fns[i]);
+  const char **lasts = ls_xrealloc(NULL, (qual.n + 1) * sizeof *lasts);
+  for (size_t i = 0; i < qual.n; i++)
+    lasts[i] = last_part(((const ls_rule_fn *)qual.v[i])->name);
   int host_rules = 0;
   for (int i = 0; i < p->rules->nfns && !host_rules; i++)
     host_rules = !strcmp(p->rules->fns[i].kind_name, "memcpy") || !strcmp(p->rules->fns[i].kind_name, "host_alloc");
@@ -1021,7 +1030,7 @@ void ls_check_threads(ls_program *p, ls_vec *findings) {
     for (int b = 0; b < f->nblocks && (qual.n || ls_func_calls_kind(p, f, "thread_spawn")); b++) {
       ls_block *k = f->blocks[b];
       for (int i = 0; i < k->nitems; i++) {
-        const ls_rule_fn *r = spawn_rule(&qual, k->items[i]);
+        const ls_rule_fn *r = spawn_rule(&qual, lasts, k->items[i]);
         if (r)
           spawn_site(p, f, k, i, k->items[i], r, findings);
       }
@@ -1035,4 +1044,5 @@ void ls_check_threads(ls_program *p, ls_vec *findings) {
   free(F.v);
   free(M.v);
   free(qual.v);
+  free(lasts);
 }

@@ -1207,13 +1207,17 @@ static void kinds_build(ls_program *p) {
   }
 }
 
-int ls_func_calls_kind(const ls_program *p, const ls_func *f, const char *kind) {
+uint64_t ls_kind_mask(const ls_program *p, const char *kind) {
   if (!p->kind_names)
-    return 1; /* the bodies were not walked: anything may be there */
+    return ~0ull; /* the bodies were not walked: anything may be there */
   for (int k = 0; k < p->nkind_names; k++)
     if (!strcmp(p->kind_names[k], kind))
-      return (int)(f->calls_kinds >> (k < 63 ? k : 63) & 1);
+      return 1ull << (k < 63 ? k : 63);
   return 0; /* no rules function has that kind */
+}
+
+int ls_func_calls_kind(const ls_program *p, const ls_func *f, const char *kind) {
+  return !p->kind_names || (f->calls_kinds & ls_kind_mask(p, kind)) != 0;
 }
 
 static void scan_calls(ls_program *p, ls_func *f, ls_node *n, ls_vec *out, ls_vec *refs) {

@@ -220,6 +220,7 @@ typedef struct ls_program {
   /* the distinct rules kinds ("memcpy", ...) and each rules function's index among them */
   const char **kind_names; int nkind_names;
   unsigned char *fn_kind;
+  int nb_need;              /* check_nonblocking.c: 0 not known yet, 1 no function needs it, 2 some may */
   double t_parse, t_convert, t_analyze; /* seconds, for LOCKSTEP_LINT_STATS */
   size_t nnodes;
 } ls_program;
@@ -294,6 +295,9 @@ void ls_checks_run(ls_program *p, ls_vec *findings);
 /* Can f's body call an API function of rules kind `kind`? (Once ls_checks_run has walked the
  * bodies: the contract checks skip walks that could find nothing.) */
 int ls_func_calls_kind(const ls_program *p, const ls_func *f, const char *kind);
+/* The bit of calls_kinds that stands for `kind` (0: no rules function has it; all bits
+ * before the bodies are walked). */
+uint64_t ls_kind_mask(const ls_program *p, const char *kind);
 /* The API-contract checks (check_contracts.c), per analyzed function, after the others. */
 void ls_check_contracts(ls_program *p, ls_func *f, ls_vec *findings);
 /* Host-side contracts (check_threads.c): group-across-threads and
