@@ -311,7 +311,20 @@ static struct seq seq_of(struct ctx *c, ls_block *k) {
 
 /* ---- flat event lists for reporting ---- */
 #define MAXEV 16
-struct evlist { ls_node *v[MAXEV]; int n; int exited; };
+/* why[i]: the innermost nested branch or loop that decides whether v[i] is issued at
+ * all (NULL: issued on every path of this side), so that a report never shows two
+ * sides as issuing the same calls when one of them issues them only sometimes. */
+struct evlist { ls_node *v[MAXEV]; const ls_block *why[MAXEV]; int n; int exited; };
+
+/* Whether two alternatives issue the same calls (by callee, as the report names them). */
+static int same_calls(const struct evlist *a, const struct evlist *b) {
+  if (a->n != b->n)
+    return 0;
+  for (int i = 0; i < a->n; i++)
+    if (a->v[i]->ent != b->v[i]->ent)
+      return 0;
+  return 1;
+}
 
 /* The walk stops at the join (immediate post-dominator) of every branch it is inside of:
  * each such block's nstop counts how many of the open walks stop there (`depth` of them
@@ -328,8 +341,10 @@ static void walk_in(struct ctx *c, ls_block *k, int depth, struct evlist *out, i
     k->mark = c->gen;
     for (int i = 0; i < k->nitems && out->n < MAXEV; i++) {
       ls_node *n = k->items[i];
-      if (p2p ? is_p2p(n) : (is_coll(n) || is_helper_call(n)))
+      if (p2p ? is_p2p(n) : (is_coll(n) || is_helper_call(n))) {
+        out->why[out->n] = NULL;
         out->v[out->n++] = n;
+      }
     }
     if (k->nsucc == 0)
       return;
@@ -337,6 +352,7 @@ static void walk_in(struct ctx *c, ls_block *k, int depth, struct evlist *out, i
       /* a nested branch: follow the alternative that issues the most (error exits issue
        * nothing more and are skipped) */
       struct evlist best = {.n = -1}, sub;
+      int alts = 0, varies = 0;
       for (int i = 0; i < k->nsucc && depth < 64; i++) {
         ls_block *s = k->succ[i];
         if (s == f->abort_blk || s == f->killall || (s->hstate == 2 && s->ends))
@@ -348,11 +364,15 @@ static void walk_in(struct ctx *c, ls_block *k, int depth, struct evlist *out, i
         walk_in(c, s, depth + 1, &sub, p2p);
         if (k->ipdom)
           k->ipdom->nstop--;
+        if (alts++ && !same_calls(&sub, &best))
+          varies = 1;
         if (sub.n > best.n)
           best = sub;
       }
-      for (int i = 0; i < best.n && out->n < MAXEV; i++)
+      for (int i = 0; i < best.n && out->n < MAXEV; i++) {
+        out->why[out->n] = best.why[i] ? best.why[i] : varies || k->is_loop ? k : NULL;
         out->v[out->n++] = best.v[i];
+      }
       k = k->ipdom;
       continue;
     }
@@ -425,16 +445,39 @@ static size_t key_cat(char *key, size_t cap, size_t k, const char *a, const char
   return k;
 }
 
-static void seq_text(char *buf, size_t cap, const struct evlist *l) {
+/* `outer`: the branch the report is about; a nested condition on its line is told apart
+ * by its column (`rank == 0 && i % 2` is two conditions on one line). */
+static void seq_text(char *buf, size_t cap, const struct evlist *l, const ls_node *outer) {
   buf[0] = 0;
   size_t k = 0;
   if (!l->n)
     snprintf(buf, cap, "no collective");
+  int run = 0; /* calls so far decided by the same nested branch or loop */
   for (int i = 0; i < l->n && k + 1 < cap; i++) { /* appends by hand: one snprintf per call cost ~1,000 */
     const char *part[3] = {i ? ", " : "", callee(l->v[i]), is_coll(l->v[i]) ? "" : "() (issues collectives)"};
     for (int j = 0; j < 3; j++)
       for (const char *t = part[j]; *t && k + 1 < cap; t++)
         buf[k++] = *t;
+    buf[k] = 0;
+    const ls_block *w = l->why[i];
+    run = w && i && l->why[i - 1] == w ? run + 1 : 1;
+    if (!w || (i + 1 < l->n && l->why[i + 1] == w))
+      continue;
+    char note[160], these[32] = "", where[48];
+    if (run > 1)
+      snprintf(these, sizeof these, "these %d ", run);
+    if (w->cond && outer && w->cond->line == outer->line && w->cond->file == outer->file)
+      snprintf(where, sizeof where, "line %u, column %u", w->cond->line, w->cond->col);
+    else if (w->cond)
+      snprintf(where, sizeof where, "line %u", w->cond->line);
+    if (!w->cond)
+      snprintf(note, sizeof note, " (%son some paths only)", these);
+    else if (w->is_loop)
+      snprintf(note, sizeof note, " (%srepeated by the loop at %s)", these, where);
+    else
+      snprintf(note, sizeof note, " (%sdepending on the condition at %s)", these, where);
+    for (const char *t = note; *t && k + 1 < cap; t++)
+      buf[k++] = *t;
     buf[k] = 0;
   }
 }
@@ -544,7 +587,7 @@ static void check_nested_exit(struct ctx *c, ls_block *b) {
   ls_vec_push(&fd->notes, mkloc(c->p, ex->file, ex->line, ex->col,
                                 "only ranks on one side of that condition can leave here"));
   char sa[400], m1[512], key[1024];
-  seq_text(sa, sizeof sa, &la);
+  seq_text(sa, sizeof sa, &la, cn);
   snprintf(m1, sizeof m1, "the ranks that go on issue: %s", sa);
   ls_vec_push(&fd->notes, mkloc(c->p, cn->file, cn->line, cn->col, m1));
   size_t k = key_cat(key, sizeof key, 0, "X", "");
@@ -656,8 +699,8 @@ static void check_branch(struct ctx *c, ls_block *b) {
     return;
   ls_vec_push(&fd->notes, mkloc(c->p, cn->file, cn->line, cn->col, "this condition depends on the rank"));
   add_origin_note(c, fd, b->cond_taint);
-  seq_text(sa, sizeof sa, &la);
-  seq_text(sb, sizeof sb, &lb);
+  seq_text(sa, sizeof sa, &la, cn);
+  seq_text(sb, sizeof sb, &lb, cn);
   char m1[512];
   snprintf(m1, sizeof m1, "one side issues: %s", sa);
   ls_vec_push(&fd->notes, mkloc(c->p, cn->file, cn->line, cn->col, m1));

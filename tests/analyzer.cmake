@@ -40,6 +40,13 @@ if(LOCKSTEP_ANALYZER AND TARGET lockstep)
   lint_test(suppression 0 "^$" ${_in}/suppressed.c ${_cuda})
   lint_test(verify_mismatch 1 "cdb_b\\.c:9:3: error: unexpected warning .rank-divergent-collective."
             --verify ${_in}/cdb_a.c ${_in}/cdb_b.c ${_cuda})
+  # the notes of a side that issues its collectives only sometimes say what decides it
+  lint_test(notes_nested_if 1 "nested_sides\\.c:9:7: note: one side issues: ncclAllReduce [(]depending on the condition at line 10[)]"
+            ${_in}/nested_sides.c ${_cuda})
+  lint_test(notes_loop 1 "nested_sides\\.c:19:7: note: one side issues: ncclBroadcast, ncclAllReduce [(]these 2 repeated by the loop at line 20[)]"
+            ${_in}/nested_sides.c ${_cuda})
+  lint_test(notes_same_line 1 "nested_sides\\.c:32:7: note: one side issues: ncclAllReduce [(]depending on the condition at line 32, column 17[)]"
+            ${_in}/nested_sides.c ${_cuda})
   lint_test(flow_verify 0 "flow\\.c: verified .2 expected warnings." --verify ${_in}/flow.c ${_cuda})
   add_test(NAME analyzer.compile_commands
            COMMAND bash ${_an}/cdb_test.sh $<TARGET_FILE:lockstep> ${_in} ${CMAKE_CURRENT_BINARY_DIR}/analyzer_cdb)
