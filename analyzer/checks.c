@@ -422,9 +422,17 @@ static ls_finding *add_finding(struct ctx *c, const char *rule, const char *file
 static void add_origin_note(struct ctx *c, ls_finding *fd, const ls_origin *o) {
   if (!fd || !o)
     return;
+  /* the value's way back to its source, a few steps at most: past that the source */
+  const ls_origin *src = o;
+  while (src->from)
+    src = src->from;
   char m[512];
-  snprintf(m, sizeof m, "%s here", o->what);
-  ls_vec_push(&fd->notes, mkloc(c->p, o->file, o->line, o->col, m));
+  for (int step = 0; o; o = step == 3 ? src : o->from, step++) {
+    snprintf(m, sizeof m, "%s here", o->what);
+    ls_vec_push(&fd->notes, mkloc(c->p, o->file, o->line, o->col, m));
+    if (o == src)
+      break;
+  }
 }
 
 static const char *callee(const ls_node *n) { return n && n->text ? n->text : "?"; }

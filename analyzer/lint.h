@@ -110,6 +110,9 @@ enum ls_ent_kind { LS_ENT_VAR, LS_ENT_PARAM, LS_ENT_GLOBAL, LS_ENT_FIELD, LS_ENT
 typedef struct ls_origin { /* where a rank-dependent value came from (for notes) */
   const char *file; unsigned line, col;
   const char *what;
+  /* a step between functions (a parameter that received it, a function that returns it):
+   * where the value was before; NULL at the rank source itself */
+  const struct ls_origin *from;
 } ls_origin;
 struct ls_func;
 typedef struct ls_entity {

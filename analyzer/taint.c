@@ -38,10 +38,24 @@ static const ls_origin *origin_at(ls_program *p, ls_node *call, const char *what
   o->file = call->file;
   o->line = call->line;
   o->col = call->col;
+  o->from = NULL;
   char buf[256];
   snprintf(buf, sizeof buf, "%s%s%s", what, call->text ? call->text : "?", "()");
   o->what = ls_strdup(p->arena, buf);
   call->origin = o;
+  return o;
+}
+
+/* One step of a rank value's way from one function into another, so that a note can
+ * retrace it (a finding in a library function whose parameter some caller, possibly in
+ * another TU, fed with a rank: the source alone would point into that caller's file). */
+static const ls_origin *hop(ls_program *p, const ls_node *at, const ls_origin *from, const char *what) {
+  ls_origin *o = ls_alloc(p->arena, sizeof *o);
+  o->file = at->file;
+  o->line = at->line;
+  o->col = at->col;
+  o->what = ls_strdup(p->arena, what);
+  o->from = from;
   return o;
 }
 
@@ -381,6 +395,17 @@ static void taint_ent(struct run *r, ls_entity *e, const ls_origin *o, int level
   }
 }
 
+/* A rank value written into a global: a step a note should show, since the global is
+ * read in other functions (and, with a compilation database, other TUs). */
+static const ls_origin *into_global(struct run *r, ls_node *at, const ls_entity *t, int level,
+                                    const ls_origin *o, const char *how) {
+  if (!o || !t || t->kind != LS_ENT_GLOBAL || level > 0 || t->taint || r->local_only)
+    return o;
+  char w[256];
+  snprintf(w, sizeof w, "global '%s' is set %s", t->name ? t->name : "?", how);
+  return hop(r->p, at, o, w);
+}
+
 static void out_arg(struct run *r, ls_node *arg, const ls_origin *o) {
   int level = 1; /* the callee writes through the pointer it got */
   ls_entity *t = ls_target_of(arg, &level);
@@ -399,14 +424,16 @@ static void apply(struct run *r, ls_node *n) {
   case CXCursor_CompoundAssignOperator:
     if (n->nkids == 2) {
       ls_entity *t = ls_target_of(n->kids[0], &tp);
-      taint_ent(r, t, ls_expr_taint(p, n->kids[1]), tp);
+      taint_ent(r, t, into_global(r, n, t, tp, ls_expr_taint(p, n->kids[1]), "to a rank-dependent value"), tp);
     }
     return;
   case CXCursor_ReturnStmt:
     if (n->nkids && r->f->ent && !r->local_only) {
       const ls_origin *o = ls_expr_taint(p, n->kids[0]);
       if (o && !r->f->ent->ret_taint) {
-        r->f->ent->ret_taint = o;
+        char w[256];
+        snprintf(w, sizeof w, "%s() returns a rank-dependent value", r->f->name ? r->f->name : "?");
+        r->f->ent->ret_taint = hop(p, n, o, w);
         ent_changed(r->f->ent);
         r->changed = 1;
       }
@@ -431,7 +458,15 @@ static void apply(struct run *r, ls_node *n) {
       /* an overloaded call operator (a lambda) gets the closure object as argument 0 */
       unsigned off = n->nkids == (unsigned)g->nparams + 1 && !strncmp(e->key, "lambda:", 7);
       for (int i = 0; i < g->nparams && (unsigned)i + off < n->nkids; i++) {
-        taint_ent(r, g->params[i], ls_expr_taint(p, n->kids[i + off]), 0);
+        const ls_origin *o = ls_expr_taint(p, n->kids[i + off]);
+        ls_entity *pe = g->params[i];
+        if (o && pe && !pe->taint && !r->local_only) {
+          char w[256];
+          snprintf(w, sizeof w, "parameter '%s' of %s() receives a rank-dependent argument",
+                   pe->name ? pe->name : "?", g->name ? g->name : "?");
+          o = hop(p, n, o, w);
+        }
+        taint_ent(r, pe, o, 0);
         if (i < 64 && (e->out_taint >> i & 1))
           out_arg(r, n->kids[i + off], e->out_origin);
       }
@@ -780,7 +815,7 @@ static void implicit_flow(struct run *r, const ls_origin **condo) {
       if ((n->kind == CXCursor_BinaryOperator || n->kind == CXCursor_CompoundAssignOperator) && n->nkids == 2) {
         int level = 0;
         ls_entity *t = ls_target_of(n->kids[0], &level);
-        taint_ent(r, t, k->impl, level);
+        taint_ent(r, t, into_global(r, n, t, level, k->impl, "under a rank-dependent condition"), level);
       }
     }
   }

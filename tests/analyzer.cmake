@@ -47,6 +47,11 @@ if(LOCKSTEP_ANALYZER AND TARGET lockstep)
             ${_in}/nested_sides.c ${_cuda})
   lint_test(notes_same_line 1 "nested_sides\\.c:32:7: note: one side issues: ncclAllReduce [(]depending on the condition at line 32, column 17[)]"
             ${_in}/nested_sides.c ${_cuda})
+  # a rank value's way between functions, retraced step by step in the notes
+  add_test(NAME analyzer.notes_origin_chain
+           COMMAND bash ${_an}/notes_test.sh $<TARGET_FILE:lockstep> ${_in}/origin_chain.c
+                   ${_in}/origin_chain.expected -I/usr/local/cuda/include)
+  set_tests_properties(analyzer.notes_origin_chain PROPERTIES TIMEOUT 60 LABELS analyzer)
   lint_test(flow_verify 0 "flow\\.c: verified .2 expected warnings." --verify ${_in}/flow.c ${_cuda})
   add_test(NAME analyzer.compile_commands
            COMMAND bash ${_an}/cdb_test.sh $<TARGET_FILE:lockstep> ${_in} ${CMAKE_CURRENT_BINARY_DIR}/analyzer_cdb)
