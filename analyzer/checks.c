@@ -1187,13 +1187,17 @@ static void flow_sensitive(struct ctx *c, ls_func *f) {
     int changed = 0;
     for (int b = 0; b < f->nblocks; b++) {
       ls_block *k = f->blocks[b];
+      if (!k->cond || k->nsucc < 2) { /* the state at its end serves a branch only */
+        k->cond_taint = NULL;
+        continue;
+      }
       if (track) {
         memcpy(st, &x.in[k->id * x.words], (size_t)x.words * sizeof *st);
         ls_taint_state(st);
         for (int i = 0; i < k->nitems; i++)
           fs_step(c->p, k->items[i], st, k->impl);
       }
-      k->cond_taint = k->cond && k->nsucc > 1 ? ls_expr_taint(c->p, k->cond) : NULL;
+      k->cond_taint = ls_expr_taint(c->p, k->cond);
       ls_taint_state(NULL);
     }
     for (int b = 0; b < f->nblocks; b++)
@@ -1220,11 +1224,16 @@ static void flow_sensitive(struct ctx *c, ls_func *f) {
   /* final replay: the argument check with the state at each call */
   for (int b = 0; b < f->nblocks; b++) {
     ls_block *k = f->blocks[b];
+    int last = k->nitems - 1; /* the state matters up to the block's last collective */
+    while (last >= 0 && !is_coll(k->items[last]))
+      last--;
+    if (last < 0)
+      continue;
     if (track) {
       memcpy(st, &x.in[k->id * x.words], (size_t)x.words * sizeof *st);
       ls_taint_state(st);
     }
-    for (int i = 0; i < k->nitems; i++) {
+    for (int i = 0; i <= last; i++) {
       if (is_coll(k->items[i]))
         check_args(c, k->items[i]);
       if (track)
