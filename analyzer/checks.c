@@ -25,6 +25,8 @@ static uint64_t powb(long e) {
   return r;
 }
 
+struct sbuf { char *s; size_t n, cap; };
+
 struct ctx {
   ls_program *p;
   ls_vec *findings;
@@ -33,6 +35,7 @@ struct ctx {
   ls_finding **seen; /* open-addressing set of findings by (rule, file, line, col) */
   size_t seencap;
   int budget;        /* blocks a report walk may still visit */
+  struct sbuf nbuf;  /* norm's buffer */
 };
 
 static uint64_t finding_key(const char *rule, const char *file, unsigned line, unsigned col) {
@@ -64,7 +67,6 @@ static void seen_insert(struct ctx *c, ls_finding *f) {
 }
 
 /* ---- normalized argument text (fingerprint expressions) ---- */
-struct sbuf { char *s; size_t n, cap; };
 static void sb_add(struct sbuf *b, const char *t) {
   size_t k = strlen(t);
   if (b->n + k + 1 > b->cap) {
@@ -162,16 +164,16 @@ static void norm_rec(struct sbuf *b, const ls_node *n) {
   sb_add(b, n->kind == CXCursor_ArraySubscriptExpr ? "]" : ")");
 }
 
-static const char *norm(ls_program *p, ls_node *n) {
+/* b: one buffer for all (the run's, freed with it): a malloc and a free per argument cost
+ * more than the text */
+static const char *norm(ls_program *p, struct sbuf *b, ls_node *n) {
   if (!n)
     return "";
   if (!n->norm) {
-    /* one buffer for all: a malloc and a free per argument cost more than the text */
-    static _Thread_local struct sbuf b;
-    b.n = 0;
-    sb_add(&b, "");
-    norm_rec(&b, n);
-    n->norm = ls_strndup(p->arena, b.s, b.n);
+    b->n = 0;
+    sb_add(b, "");
+    norm_rec(b, n);
+    n->norm = ls_strndup(p->arena, b->s, b->n);
   }
   return n->norm;
 }
@@ -210,7 +212,7 @@ static int event_token(struct ctx *c, ls_node *n, uint64_t *tok) {
           ro == LS_ROLE_COUNTS) {
         char tag[4] = {'|', (char)('a' + ro), '=', 0};
         h = ls_hash_str(h, tag);
-        h = ls_hash_str(h, norm(c->p, n->kids[i]));
+        h = ls_hash_str(h, norm(c->p, &c->nbuf, n->kids[i]));
       }
     }
     *tok = h | 1;
@@ -1455,4 +1457,5 @@ void ls_checks_run(ls_program *p, ls_vec *findings) {
     fprintf(stderr, "lockstep lint: cfg %.3fs, taint %.3fs, checks %.3fs\n", t1 - t0, t2 - t1, ls_cpu_now() - t2);
   free(order.v);
   free(c.seen);
+  free(c.nbuf.s);
 }
