@@ -353,27 +353,31 @@ static void walk_in(struct ctx *c, ls_block *k, int depth, struct evlist *out, i
     if (k->nsucc > 1) {
       /* a nested branch: follow the alternative that issues the most (error exits issue
        * nothing more and are skipped) */
-      struct evlist best = {.n = -1}, sub;
+      /* two lists, the best so far and the one being filled, swapped instead of copied
+       * (and not zeroed: only their first n entries are read) */
+      struct evlist buf[2], *best = NULL, *sub = &buf[0];
       int alts = 0, varies = 0;
       for (int i = 0; i < k->nsucc && depth < 64; i++) {
         ls_block *s = k->succ[i];
         if (s == f->abort_blk || s == f->killall || (s->hstate == 2 && s->ends))
           continue;
-        sub.n = 0;
-        sub.exited = 0;
+        sub->n = 0;
+        sub->exited = 0;
         if (k->ipdom)
           k->ipdom->nstop++;
-        walk_in(c, s, depth + 1, &sub, p2p);
+        walk_in(c, s, depth + 1, sub, p2p);
         if (k->ipdom)
           k->ipdom->nstop--;
-        if (alts++ && !same_calls(&sub, &best))
+        if (alts++ && !same_calls(sub, best))
           varies = 1;
-        if (sub.n > best.n)
+        if (!best || sub->n > best->n) {
           best = sub;
+          sub = sub == &buf[0] ? &buf[1] : &buf[0];
+        }
       }
-      for (int i = 0; i < best.n && out->n < MAXEV; i++) {
-        out->why[out->n] = best.why[i] ? best.why[i] : varies || k->is_loop ? k : NULL;
-        out->v[out->n++] = best.v[i];
+      for (int i = 0; best && i < best->n && out->n < MAXEV; i++) {
+        out->why[out->n] = best->why[i] ? best->why[i] : varies || k->is_loop ? k : NULL;
+        out->v[out->n++] = best->v[i];
       }
       k = k->ipdom;
       continue;
