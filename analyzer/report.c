@@ -129,12 +129,18 @@ void ls_fingerprints(ls_vec *findings) {
       j = (j + 1) & (cap - 1);
     tab[j].h = h;
     unsigned dup = tab[j].n++;
-    if (dup) {
-      char d[16];
-      snprintf(d, sizeof d, "#%u", dup);
-      h = ls_hash_str(h, d);
+    if (dup) { /* "#<dup>" */
+      char d[16], *t = d + sizeof d;
+      *--t = 0;
+      do
+        *--t = (char)('0' + dup % 10);
+      while (dup /= 10);
+      *--t = '#';
+      h = ls_hash_str(h, t);
     }
-    snprintf(f->fingerprint, sizeof f->fingerprint, "%016llx", (unsigned long long)h);
+    for (int k = 15; k >= 0; k--, h >>= 4) /* "%016llx" */
+      f->fingerprint[k] = "0123456789abcdef"[h & 15];
+    f->fingerprint[16] = 0;
   }
   free(tab);
 }

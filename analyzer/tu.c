@@ -858,8 +858,10 @@ static ls_node *conv_inner(struct conv *c, CXCursor cur) {
         kids_free(&ck);
       }
     }
-    enum CXTypeKind rt = clang_getCanonicalType(clang_getCursorType(cur)).kind;
-    n->ptr_result = rt == CXType_Pointer || rt == CXType_BlockPointer || rt == CXType_NullPtr;
+    if (n->ent && !n->ent->rule) { /* taint asks only of calls of non-API functions */
+      enum CXTypeKind rt = clang_getCanonicalType(clang_getCursorType(cur)).kind;
+      n->ptr_result = rt == CXType_Pointer || rt == CXType_BlockPointer || rt == CXType_NullPtr;
+    }
     int na = clang_Cursor_getNumArguments(cur);
     if (na >= 0 && n->ent) {
       /* args: what set_kids converts; orig: the arguments as written (locations, evaluation).
