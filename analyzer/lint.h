@@ -145,10 +145,11 @@ enum {
 };
 
 /* ---- nodes: a compact copy of the statements/expressions of function bodies ---- */
-typedef struct ls_node {
+typedef struct ls_node { /* fields ordered without padding: 112 bytes, a large TU has 185k */
   enum CXCursorKind kind;
   int op;                   /* CXBinaryOperatorKind / CXUnaryOperatorKind, 0 otherwise */
   unsigned nkids;
+  int ilit;                 /* IntegerLiteral: value known (1) */
   struct ls_node **kids;
   const char *file; unsigned line, col; /* expansion location (what the user wrote) */
   unsigned eline, ecol;     /* CompoundStmt: closing brace */
@@ -156,11 +157,10 @@ typedef struct ls_node {
   ls_entity *ent;           /* referenced entity (var/param/global/field/callee) */
   ls_entity *dtor;          /* VarDecl of a class with a user destructor */
   const char *norm;         /* normalized expression text (collective arguments only) */
-  int ilit;                 /* IntegerLiteral: value known (1) */
   long long ival;
   const char *spell;        /* source tokens of an in-place-capable buffer argument */
-  int ptr_result;           /* CallExpr whose result is a pointer (an address, not a rank value) */
   const ls_origin *origin;  /* rank source calls: their origin, made once */
+  int ptr_result;           /* CallExpr whose result is a pointer (an address, not a rank value) */
 } ls_node;
 
 /* ---- CFG ---- */
