@@ -31,6 +31,9 @@ const char *ls_rules_dir_default(void);
  * `file[:line:col]: error: ...` and returns -1. */
 int ls_rule_docs_load(ls_rule_docs *d, ls_arena *a);
 const ls_rule_doc *ls_rule_doc_find(const ls_rule_docs *d, const char *id);
+/* The rest of f in one malloc'd, NUL-terminated buffer (*len: its length without the NUL);
+ * NULL when reading failed. Exits on OOM (xalloc.h). */
+char *ls_read_all(FILE *f, size_t *len);
 /* Reads and parses a JSON file; NULL after printing `path[:line:col]: error: ...`.
  * The caller owns the result (cJSON_Delete). `what` names the file's role in messages. */
 cJSON *ls_json_read_file(const char *path, const char *what);

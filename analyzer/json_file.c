@@ -10,33 +10,41 @@
 #include "integ.h"
 #include "xalloc.h"
 
+char *ls_read_all(FILE *f, size_t *len) {
+  char *text = NULL, chunk[65536];
+  size_t cap = 0, n;
+  *len = 0;
+  while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
+    if (*len + n + 1 > cap) {
+      cap = (*len + n + 1) * 2;
+      text = ls_xrealloc(text, cap);
+    }
+    memcpy(text + *len, chunk, n);
+    *len += n;
+  }
+  if (ferror(f)) {
+    free(text);
+    return NULL;
+  }
+  if (!text)
+    text = ls_xrealloc(NULL, 1);
+  text[*len] = 0;
+  return text;
+}
+
 cJSON *ls_json_read_file(const char *path, const char *what) {
   FILE *f = fopen(path, "rb");
   if (!f) {
     fprintf(stderr, "%s: error: cannot read %s: %s\n", path, what, strerror(errno));
     return NULL;
   }
-  char *text = NULL;
-  size_t len = 0, cap = 0, n;
-  char buf[8192];
-  while ((n = fread(buf, 1, sizeof buf, f)) > 0) {
-    if (len + n + 1 > cap) {
-      cap = (len + n + 1) * 2;
-      text = ls_xrealloc(text, cap);
-    }
-    memcpy(text + len, buf, n);
-    len += n;
-  }
-  int rerr = ferror(f);
+  size_t len;
+  char *text = ls_read_all(f, &len);
   fclose(f);
-  if (rerr) {
+  if (!text) {
     fprintf(stderr, "%s: error: cannot read %s\n", path, what);
-    free(text);
     return NULL;
   }
-  if (!text && !(text = calloc(1, 1)))
-    abort();
-  text[len] = 0;
   /* cJSON's error position is global state: take it from return_parse_end instead */
   const char *end = NULL;
   cJSON *root = cJSON_ParseWithOpts(text, &end, 1);

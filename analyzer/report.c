@@ -8,6 +8,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "integ.h"
 #include "lint.h"
 #include "xalloc.h"
 
@@ -31,18 +32,13 @@ static struct src *load_src(ls_arena *a, const char *path) {
   if (!f)
     return s;
   /* the whole file at once, cut into lines in place (a getline and a copy per line cost
-   * ~250 instructions a line, and the generated benchmark TU has 20,000) */
-  size_t len = 0, cap = 0, n;
-  char *text = NULL, chunk[65536];
-  while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
-    if (len + n + 1 > cap) {
-      cap = (len + n + 1) * 2;
-      text = ls_xrealloc(text, cap);
-    }
-    memcpy(text + len, chunk, n);
-    len += n;
-  }
+   * ~250 instructions a line, and the generated benchmark TU has 20,000); a file that
+   * cannot be read shows no source lines */
+  size_t len = 0;
+  char *text = ls_read_all(f, &len);
   fclose(f);
+  if (!text)
+    len = 0;
   ls_vec lines = {0};
   char *buf = ls_alloc(a, len + 1);
   if (len)
