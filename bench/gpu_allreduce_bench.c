@@ -56,6 +56,42 @@ struct stat_row {
 
 static int online_mode(int argc, char **argv);
 
+/* What both modes measure with: ncclAllReduce as the program sees it and NCCL's own, the
+ * buffers (LARGE bytes each), one non-blocking stream and one communicator of all ranks. */
+struct setup {
+  allreduce_fn direct, wrapped;
+  int interposed; /* wrapped is liblockstep's, not NCCL's */
+  float *bufs[16];
+  int nbufs;
+  cudaStream_t s;
+  ncclComm_t comm;
+};
+
+static void setup(struct setup *b, size_t large, int nbufs) {
+  void *h = dlopen("libnccl.so.2", RTLD_NOW | RTLD_NOLOAD);
+  b->direct = h ? (allreduce_fn)dlsym(h, "ncclAllReduce") : NULL;
+  if (!b->direct) {
+    fprintf(stderr, "rank %d: cannot look up ncclAllReduce in libnccl.so.2: %s\n", gt_rank, dlerror());
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  b->wrapped = ncclAllReduce; /* the preloaded wrapper if there is one */
+  b->interposed = b->wrapped != b->direct;
+  b->nbufs = nbufs;
+  for (int i = 0; i < nbufs; i++) {
+    GT_CUDA(cudaMalloc((void **)&b->bufs[i], large));
+    GT_CUDA(cudaMemset(b->bufs[i], 0, large));
+  }
+  GT_CUDA(cudaStreamCreateWithFlags(&b->s, cudaStreamNonBlocking));
+  ncclUniqueId id = gt_unique_id();
+  GT_NCCL(ncclCommInitRank(&b->comm, gt_nranks, id, gt_rank));
+}
+
+static void teardown(struct setup *b) {
+  GT_NCCL(ncclCommDestroy(b->comm));
+  for (int i = 0; i < b->nbufs; i++)
+    cudaFree(b->bufs[i]);
+}
+
 int main(int argc, char **argv) {
   gt_init(&argc, &argv);
   if (argc > 1 && !strcmp(argv[1], "--online"))
@@ -76,25 +112,13 @@ int main(int argc, char **argv) {
   size_t bytes[2] = {8, large_mib << 20};
   int warm[2] = {200, 5};
 
-  void *h = dlopen("libnccl.so.2", RTLD_NOW | RTLD_NOLOAD);
-  allreduce_fn direct = h ? (allreduce_fn)dlsym(h, "ncclAllReduce") : NULL;
-  if (!direct) {
-    fprintf(stderr, "rank %d: cannot look up ncclAllReduce in libnccl.so.2: %s\n", gt_rank, dlerror());
-    MPI_Abort(MPI_COMM_WORLD, 2);
-  }
-  allreduce_fn wrapped = ncclAllReduce; /* the preloaded wrapper if there is one */
-  int interposed = wrapped != direct;
-
-  float *bufs[16];
-  for (int b = 0; b < nbufs; b++) {
-    GT_CUDA(cudaMalloc((void **)&bufs[b], bytes[1]));
-    GT_CUDA(cudaMemset(bufs[b], 0, bytes[1]));
-  }
-  cudaStream_t s;
-  GT_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  ncclUniqueId id = gt_unique_id();
-  ncclComm_t comm;
-  GT_NCCL(ncclCommInitRank(&comm, gt_nranks, id, gt_rank));
+  struct setup su;
+  setup(&su, bytes[1], nbufs);
+  allreduce_fn direct = su.direct, wrapped = su.wrapped;
+  int interposed = su.interposed;
+  float *const *bufs = su.bufs;
+  cudaStream_t s = su.s;
+  ncclComm_t comm = su.comm;
 
   struct stat_row mine[4];
   int nrow = 0;
@@ -156,9 +180,7 @@ int main(int argc, char **argv) {
       fclose(f);
     }
   }
-  GT_NCCL(ncclCommDestroy(comm));
-  for (int b = 0; b < nbufs; b++)
-    cudaFree(bufs[b]);
+  teardown(&su);
   MPI_Finalize();
   return rc;
 }
@@ -195,26 +217,14 @@ static int online_mode(int argc, char **argv) {
   if (gap_ms < 25)
     gap_ms = 25;
 
-  void *h = dlopen("libnccl.so.2", RTLD_NOW | RTLD_NOLOAD);
-  allreduce_fn direct = h ? (allreduce_fn)dlsym(h, "ncclAllReduce") : NULL;
-  if (!direct) {
-    fprintf(stderr, "rank %d: cannot look up ncclAllReduce in libnccl.so.2: %s\n", gt_rank, dlerror());
-    MPI_Abort(MPI_COMM_WORLD, 2);
-  }
-  allreduce_fn wrapped = ncclAllReduce;
-  int interposed = wrapped != direct;
   int (*toggle)(int) = (int (*)(int))(uintptr_t)dlsym(RTLD_DEFAULT, "lockstep_online_set_enabled");
-
-  float *bufs[16];
-  for (int b = 0; b < nbufs; b++) {
-    GT_CUDA(cudaMalloc((void **)&bufs[b], bytes[1]));
-    GT_CUDA(cudaMemset(bufs[b], 0, bytes[1]));
-  }
-  cudaStream_t s;
-  GT_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  ncclUniqueId id = gt_unique_id();
-  ncclComm_t comm;
-  GT_NCCL(ncclCommInitRank(&comm, gt_nranks, id, gt_rank));
+  struct setup su;
+  setup(&su, bytes[1], nbufs);
+  allreduce_fn direct = su.direct, wrapped = su.wrapped;
+  int interposed = su.interposed;
+  float *const *bufs = su.bufs;
+  cudaStream_t s = su.s;
+  ncclComm_t comm = su.comm;
   /* after the first recorded call: the toggle answers -1 before it (nothing recorded) */
   int toggle_rc = toggle ? toggle(1) : -2;
 
@@ -293,9 +303,7 @@ static int online_mode(int argc, char **argv) {
   free(lat);
   free(mine);
   free(all);
-  GT_NCCL(ncclCommDestroy(comm));
-  for (int b = 0; b < nbufs; b++)
-    cudaFree(bufs[b]);
+  teardown(&su);
   MPI_Finalize();
   return rc;
 }
