@@ -267,9 +267,9 @@ static void find_queries(ls_program *p, ls_func *f, ls_vec *out, ls_node *n) {
 
 /* ---- continue-after-abort ---- */
 
-int ls_ct_same_expr(const ls_node *a, const ls_node *b) {
-  a = ls_ct_unwrap((ls_node *)a);
-  b = ls_ct_unwrap((ls_node *)b);
+int ls_ct_same_expr_by(const ls_node *a, const ls_node *b, ls_node *(*unwrap)(ls_node *)) {
+  a = unwrap((ls_node *)a);
+  b = unwrap((ls_node *)b);
   if (!a || !b)
     return a == b;
   if (a->kind != b->kind || a->op != b->op || a->nkids != b->nkids || a->ent != b->ent)
@@ -279,10 +279,12 @@ int ls_ct_same_expr(const ls_node *a, const ls_node *b) {
   if (a->ilit != b->ilit || (a->ilit && a->ival != b->ival))
     return 0;
   for (unsigned i = 0; i < a->nkids; i++)
-    if (!ls_ct_same_expr(a->kids[i], b->kids[i]))
+    if (!ls_ct_same_expr_by(a->kids[i], b->kids[i], unwrap))
       return 0;
   return 1;
 }
+
+int ls_ct_same_expr(const ls_node *a, const ls_node *b) { return ls_ct_same_expr_by(a, b, ls_ct_unwrap); }
 
 /* Does item n give `comm` a new value (assignment, or its address passed to a call)? */
 static int rebinds(ls_node *n, const ls_node *comm) {

@@ -38,22 +38,8 @@ static ls_node *arg_role(const ls_node *call, enum ls_role ro) {
   return i < 0 ? NULL : call->kids[i];
 }
 
-static int same_expr(const ls_node *a, const ls_node *b) {
-  a = unwrap((ls_node *)a);
-  b = unwrap((ls_node *)b);
-  if (!a || !b)
-    return a == b;
-  if (a->kind != b->kind || a->op != b->op || a->nkids != b->nkids || a->ent != b->ent)
-    return 0;
-  if ((a->text == NULL) != (b->text == NULL) || (a->text && strcmp(a->text, b->text)))
-    return 0;
-  if (a->ilit != b->ilit || (a->ilit && a->ival != b->ival))
-    return 0;
-  for (unsigned i = 0; i < a->nkids; i++)
-    if (!same_expr(a->kids[i], b->kids[i]))
-      return 0;
-  return 1;
-}
+/* the same expression up to parentheses and casts (`(void *)buf` is buf) */
+static int same_expr(const ls_node *a, const ls_node *b) { return ls_ct_same_expr_by(a, b, unwrap); }
 
 static const char *name_of(ls_node *n) {
   n = unwrap(n);
@@ -226,6 +212,22 @@ static ls_node *first_end_below(const ls_func *f, ls_block *k0, int i0, int need
   return found;
 }
 
+/* A group-across-threads finding at `at` (the end that closes the other thread's group) in f:
+ * notes at the opening start (when known) and at the spawning call, both as sites. */
+static void report_across(ls_program *p, const ls_func *f, ls_vec *out, ls_node *at, const char *msg,
+                          const char *subkind, const ls_node *opened, const char *opened_note,
+                          const ls_node *call, const char *call_note) {
+  ls_finding *fd = ls_ct_report(p, f, out, "group-across-threads", at, msg, subkind);
+  if (!fd)
+    return;
+  if (opened)
+    ls_vec_push(&fd->notes, ls_ct_loc(p, opened, opened_note));
+  ls_vec_push(&fd->notes, ls_ct_loc(p, call, call_note));
+  ls_vec_push(&fd->sites, ls_ct_loc(p, at, at->text));
+  if (opened)
+    ls_vec_push(&fd->sites, ls_ct_loc(p, opened, opened->text));
+}
+
 static void spawn_site(ls_program *p, ls_func *s, ls_block *k, int i, ls_node *call, const ls_rule_fn *r,
                        ls_vec *out) {
   ls_func *t = entry_of(r, call);
@@ -251,16 +253,9 @@ static void spawn_site(ls_program *p, ls_func *s, ls_block *k, int i, ls_node *c
                    "the spawning thread, not on this one: group state is thread-local, so here the depth goes below "
                    "zero (the call fails) and this thread's collectives were never part of that group",
                    n->text ? n->text : "?", spawner, call->line);
-          ls_finding *fd = ls_ct_report(p, t, out, "group-across-threads", n, msg, "closes-other-thread");
-          if (fd) {
-            if (opened)
-              ls_vec_push(&fd->notes, ls_ct_loc(p, opened, "the group is opened here, on the spawning thread"));
-            snprintf(note, sizeof note, "'%s' runs '%s' on a new thread here, with the group open", spawner, t->name);
-            ls_vec_push(&fd->notes, ls_ct_loc(p, call, note));
-            ls_vec_push(&fd->sites, ls_ct_loc(p, n, n->text));
-            if (opened)
-              ls_vec_push(&fd->sites, ls_ct_loc(p, opened, opened->text));
-          }
+          snprintf(note, sizeof note, "'%s' runs '%s' on a new thread here, with the group open", spawner, t->name);
+          report_across(p, t, out, n, msg, "closes-other-thread", opened,
+                        "the group is opened here, on the spawning thread", call, note);
         }
         if (d)
           tm = shift(tm, d);
@@ -282,16 +277,9 @@ static void spawn_site(ls_program *p, ls_func *s, ls_block *k, int i, ls_node *c
            "here the depth goes below zero (the call fails) and that thread's group, with whatever it queued, "
            "is never launched",
            end->text ? end->text : "?", t->name, call->line);
-  ls_finding *fd = ls_ct_report(p, s, out, "group-across-threads", end, msg, "closes-thread-group");
-  if (fd) {
-    if (opened)
-      ls_vec_push(&fd->notes, ls_ct_loc(p, opened, "the group is opened here, on the other thread, and left open"));
-    snprintf(note, sizeof note, "'%s' runs '%s' on a new thread here", spawner, t->name);
-    ls_vec_push(&fd->notes, ls_ct_loc(p, call, note));
-    ls_vec_push(&fd->sites, ls_ct_loc(p, end, end->text));
-    if (opened)
-      ls_vec_push(&fd->sites, ls_ct_loc(p, opened, opened->text));
-  }
+  snprintf(note, sizeof note, "'%s' runs '%s' on a new thread here", spawner, t->name);
+  report_across(p, s, out, end, msg, "closes-thread-group", opened,
+                "the group is opened here, on the other thread, and left open", call, note);
 }
 
 /* ---- thread regions (#pragma omp parallel ...): wrapped statements, see tu.c ---- */

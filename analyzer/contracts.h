@@ -12,7 +12,10 @@ ls_node *ls_ct_unwrap(ls_node *n);
 int ls_ct_call_kind(const ls_node *n, const char *kind);
 /* Index of the first argument of rules call `call` with role ro, or -1. */
 int ls_ct_arg_of(const ls_node *call, enum ls_role ro);
-/* a and b are the same expression (same entities, operators and literals). */
+/* a and b are the same expression (same entities, operators and literals), each node
+ * first passed through unwrap (what may differ: parentheses, casts, ...). */
+int ls_ct_same_expr_by(const ls_node *a, const ls_node *b, ls_node *(*unwrap)(ls_node *));
+/* ls_ct_same_expr_by with ls_ct_unwrap (parentheses and implicit conversions). */
 int ls_ct_same_expr(const ls_node *a, const ls_node *b);
 /* A note/site location at n, its message copied into the arena. */
 ls_loc *ls_ct_loc(ls_program *p, const ls_node *n, const char *msg);
