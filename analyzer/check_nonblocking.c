@@ -451,10 +451,11 @@ static void not_ready(struct nb *x, ls_node *use, int c, struct st *s) {
   struct comm_st *cs = &s->c[c];
   if (!x->report)
     return;
-  char m[768], cb[256];
+  char m[768], nt[512], cb[256];
   const char *comm = name_of(x->comm[c], cb, sizeof cb);
+  ls_node *at; /* the pending creation or finalize: the note's place and the second site */
   if (cs->pinit && cs->par) {
-    ls_node *mk = cs->pinit;
+    at = cs->pinit;
     char pb[256];
     const char *parent = name_of(x->comm[cs->par - 1], pb, sizeof pb);
     snprintf(m, sizeof m,
@@ -462,64 +463,50 @@ static void not_ready(struct nb *x, ls_node *use, int c, struct st *s) {
              "communicator returns %s before the child exists, and NCCL sets '%s' only when "
              "ncclCommGetAsyncError('%s') leaves %s, so this call passes NULL and fails (ncclInvalidArgument) "
              "while the other ranks may wait in it",
-             use->text ? use->text : "?", comm, parent, pending_name(x), mk->text ? mk->text : "?",
+             use->text ? use->text : "?", comm, parent, pending_name(x), at->text ? at->text : "?",
              success_name(x), comm, parent, pending_name(x));
-    ls_finding *fd = ls_ct_report(x->p, x->f, x->out, "nonblocking-not-ready", use, m, use->ent->rule->op);
-    if (fd) {
-      char nt[512];
-      snprintf(nt, sizeof nt,
-               "'%s' is created here from the non-blocking '%s'; poll ncclCommGetAsyncError('%s') until the "
-               "state leaves %s (polling '%s' does not help: it is NULL until then)",
-               comm, parent, parent, pending_name(x), comm);
-      ls_vec_push(&fd->notes, ls_ct_loc(x->p, mk, nt));
-      ls_vec_push(&fd->sites, ls_ct_loc(x->p, use, use->text));
-      ls_vec_push(&fd->sites, ls_ct_loc(x->p, mk, mk->text));
-    }
+    snprintf(nt, sizeof nt,
+             "'%s' is created here from the non-blocking '%s'; poll ncclCommGetAsyncError('%s') until the "
+             "state leaves %s (polling '%s' does not help: it is NULL until then)",
+             comm, parent, parent, pending_name(x), comm);
   } else if (cs->pinit) {
-    ls_node *mk = cs->pinit;
-    int cf = ls_ct_arg_of(mk, LS_ROLE_CONFIG);
-    int inherits = cf >= 0 && is_null(mk->kids[cf]);
+    at = cs->pinit;
+    int cf = ls_ct_arg_of(at, LS_ROLE_CONFIG);
     snprintf(m, sizeof m,
              "'%s' on '%s' before its non-blocking creation by '%s' was polled to completion: NCCL "
              "rejects calls on a communicator whose state is still %s (ncclInvalidArgument), so this "
              "rank's call fails while ranks that finished creating it wait in the matching call",
-             use->text ? use->text : "?", comm, mk->text ? mk->text : "?", pending_name(x));
-    ls_finding *fd = ls_ct_report(x->p, x->f, x->out, "nonblocking-not-ready", use, m, use->ent->rule->op);
-    if (fd) {
-      char nt[512];
-      if (inherits)
-        snprintf(nt, sizeof nt,
-                 "'%s' is created here with a null config, so it inherits its parent's non-blocking mode; "
-                 "poll ncclCommGetAsyncError until the state leaves %s before using it",
-                 comm, pending_name(x));
-      else
-        snprintf(nt, sizeof nt,
-                 "'%s' is created here with a config whose '%s' is %lld (non-blocking); poll "
-                 "ncclCommGetAsyncError until the state leaves %s before using it",
-                 comm, x->p->rules->nb_field, x->p->rules->nb_value, pending_name(x));
-      ls_vec_push(&fd->notes, ls_ct_loc(x->p, mk, nt));
-      ls_vec_push(&fd->sites, ls_ct_loc(x->p, use, use->text));
-      ls_vec_push(&fd->sites, ls_ct_loc(x->p, mk, mk->text));
-    }
+             use->text ? use->text : "?", comm, at->text ? at->text : "?", pending_name(x));
+    if (cf >= 0 && is_null(at->kids[cf]))
+      snprintf(nt, sizeof nt,
+               "'%s' is created here with a null config, so it inherits its parent's non-blocking mode; "
+               "poll ncclCommGetAsyncError until the state leaves %s before using it",
+               comm, pending_name(x));
+    else
+      snprintf(nt, sizeof nt,
+               "'%s' is created here with a config whose '%s' is %lld (non-blocking); poll "
+               "ncclCommGetAsyncError until the state leaves %s before using it",
+               comm, x->p->rules->nb_field, x->p->rules->nb_value, pending_name(x));
   } else if (cs->pfin) {
-    ls_node *fin = cs->pfin;
+    at = cs->pfin;
     snprintf(m, sizeof m,
              "'%s' on '%s' while its non-blocking '%s' may still be running: its state stays %s until "
              "the finalize is done, NCCL rejects the call (ncclInvalidArgument) and the communicator "
              "is not freed",
-             use->text ? use->text : "?", comm, fin->text ? fin->text : "?", pending_name(x));
-    ls_finding *fd = ls_ct_report(x->p, x->f, x->out, "nonblocking-not-ready", use, m, use->ent->rule->op);
-    if (fd) {
-      char nt[512];
-      snprintf(nt, sizeof nt,
-               "'%s' is finalized here; poll ncclCommGetAsyncError until the state leaves %s before "
-               "the next call on it",
-               comm, pending_name(x));
-      ls_vec_push(&fd->notes, ls_ct_loc(x->p, fin, nt));
-      ls_vec_push(&fd->sites, ls_ct_loc(x->p, use, use->text));
-      ls_vec_push(&fd->sites, ls_ct_loc(x->p, fin, fin->text));
-    }
+             use->text ? use->text : "?", comm, at->text ? at->text : "?", pending_name(x));
+    snprintf(nt, sizeof nt,
+             "'%s' is finalized here; poll ncclCommGetAsyncError until the state leaves %s before "
+             "the next call on it",
+             comm, pending_name(x));
+  } else {
+    return;
   }
+  ls_finding *fd = ls_ct_report(x->p, x->f, x->out, "nonblocking-not-ready", use, m, use->ent->rule->op);
+  if (!fd)
+    return;
+  ls_vec_push(&fd->notes, ls_ct_loc(x->p, at, nt));
+  ls_vec_push(&fd->sites, ls_ct_loc(x->p, use, use->text));
+  ls_vec_push(&fd->sites, ls_ct_loc(x->p, at, at->text));
 }
 
 /* `at` is where the path goes on without looking at the state (a call, a return, or NULL:
