@@ -8,14 +8,9 @@ if(NOT Python3_Interpreter_FOUND)
   message(WARNING "python3 not found: docs.readme_lint is not registered")
   return()
 endif()
-find_path(LOCKSTEP_DOCS_CUDA_INCLUDE nccl.h
-          HINTS ${LOCKSTEP_CUDA_INCLUDE_DIR} /usr/local/cuda/include /usr/include NO_DEFAULT_PATH)
-if(NOT LOCKSTEP_DOCS_CUDA_INCLUDE)
-  set(LOCKSTEP_DOCS_CUDA_INCLUDE /usr/local/cuda/include)
-endif()
 add_test(NAME docs.readme_lint
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/docs/check_readme_lint.py
                  $<TARGET_FILE:lockstep> ${PROJECT_SOURCE_DIR}/README.md
-                 ${PROJECT_SOURCE_DIR}/fixtures/examples ${LOCKSTEP_DOCS_CUDA_INCLUDE}
+                 ${PROJECT_SOURCE_DIR}/fixtures/examples ${LOCKSTEP_CUDA_INCLUDE_DIR}
          WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 set_tests_properties(docs.readme_lint PROPERTIES TIMEOUT 300 LABELS "docs")

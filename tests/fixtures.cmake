@@ -4,12 +4,6 @@
 # and `lockstep lint --verify` against its inline expectations; plus one check of the set.
 # fixtures/mpi/ has its own fragment.
 
-find_path(LOCKSTEP_CUDA_INCLUDE_DIR nccl.h
-          HINTS ENV CUDA_HOME ENV CUDA_PATH /usr/local/cuda
-          PATH_SUFFIXES include)
-if(NOT LOCKSTEP_CUDA_INCLUDE_DIR)
-  set(LOCKSTEP_CUDA_INCLUDE_DIR "/usr/local/cuda/include")
-endif()
 get_filename_component(_fx_cuda_root "${LOCKSTEP_CUDA_INCLUDE_DIR}" DIRECTORY)
 set(LOCKSTEP_CUDA_LIB_DIR "${_fx_cuda_root}/lib64")
 if(NOT EXISTS "${LOCKSTEP_CUDA_LIB_DIR}/libnccl.so")

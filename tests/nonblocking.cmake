@@ -5,10 +5,6 @@
 # malformed `nonblocking` key.
 if(LOCKSTEP_ANALYZER AND TARGET lockstep)
   find_package(Python3 COMPONENTS Interpreter QUIET)
-  find_path(_nb_cuda_inc nccl.h HINTS ENV CUDA_HOME /usr/local/cuda PATH_SUFFIXES include)
-  if(NOT _nb_cuda_inc)
-    set(_nb_cuda_inc /usr/local/cuda/include)
-  endif()
   set(_nb_mpi_flags)
   find_program(_nb_mpicc mpicc)
   if(_nb_mpicc)
@@ -24,16 +20,16 @@ if(LOCKSTEP_ANALYZER AND TARGET lockstep)
   if(Python3_Interpreter_FOUND)
     add_test(NAME nonblocking.lint
              COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/nonblocking/check_nonblocking.py
-                     $<TARGET_FILE:lockstep> ${PROJECT_SOURCE_DIR} ${_nb_cuda_inc} ${_nb_mpi_flags})
+                     $<TARGET_FILE:lockstep> ${PROJECT_SOURCE_DIR} ${LOCKSTEP_CUDA_INCLUDE_DIR} ${_nb_mpi_flags})
     set_tests_properties(nonblocking.lint PROPERTIES TIMEOUT 180 LABELS "analyzer;nonblocking")
   endif()
   add_test(NAME nonblocking.cases
            COMMAND $<TARGET_FILE:lockstep> lint --verify ${CMAKE_CURRENT_SOURCE_DIR}/nonblocking/cases.c
-                   -- -I${_nb_cuda_inc})
+                   -- -I${LOCKSTEP_CUDA_INCLUDE_DIR})
   set_tests_properties(nonblocking.cases PROPERTIES TIMEOUT 60 LABELS "analyzer;nonblocking")
   add_test(NAME nonblocking.helper_across_tus
            COMMAND $<TARGET_FILE:lockstep> lint --verify ${CMAKE_CURRENT_SOURCE_DIR}/nonblocking/helper_tu_a.c
-                   ${CMAKE_CURRENT_SOURCE_DIR}/nonblocking/helper_tu_b.c -- -I${_nb_cuda_inc})
+                   ${CMAKE_CURRENT_SOURCE_DIR}/nonblocking/helper_tu_b.c -- -I${LOCKSTEP_CUDA_INCLUDE_DIR})
   set_tests_properties(nonblocking.helper_across_tus PROPERTIES TIMEOUT 60 LABELS "analyzer;nonblocking")
   add_test(NAME nonblocking.rules_bad_key
            COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/analyzer/expect.sh 2

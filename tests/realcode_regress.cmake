@@ -5,11 +5,7 @@
 
 if(LOCKSTEP_ANALYZER AND TARGET lockstep)
   # Same include folders the fixtures use; looked up here so this fragment stands alone.
-  find_path(_rc_cuda_inc nccl.h HINTS ENV CUDA_HOME /usr/local/cuda PATH_SUFFIXES include)
-  if(NOT _rc_cuda_inc)
-    set(_rc_cuda_inc /usr/local/cuda/include)
-  endif()
-  set(_rc_flags -I${_rc_cuda_inc})
+  set(_rc_flags -I${LOCKSTEP_CUDA_INCLUDE_DIR})
   find_program(_rc_mpicc mpicc)
   find_program(_rc_mpicxx mpicxx)
   if(_rc_mpicc)
@@ -41,7 +37,7 @@ if(LOCKSTEP_ANALYZER AND TARGET lockstep)
     endif()
     if(_cc)
       add_test(NAME realcode.compile.${_name}
-               COMMAND ${_cc} -fsyntax-only ${_std} -I${_rc_cuda_inc} ${_in})
+               COMMAND ${_cc} -fsyntax-only ${_std} -I${LOCKSTEP_CUDA_INCLUDE_DIR} ${_in})
       set_tests_properties(realcode.compile.${_name} PROPERTIES TIMEOUT 60 LABELS "realcode;compile")
     endif()
   endforeach()

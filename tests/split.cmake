@@ -4,18 +4,14 @@
 # nonblocking-not-ready driven by rules/nccl.json's nonblocking.parent_settles_child.
 if(LOCKSTEP_ANALYZER AND TARGET lockstep)
   find_package(Python3 COMPONENTS Interpreter QUIET)
-  find_path(_sp_cuda_inc nccl.h HINTS ENV CUDA_HOME /usr/local/cuda PATH_SUFFIXES include)
-  if(NOT _sp_cuda_inc)
-    set(_sp_cuda_inc /usr/local/cuda/include)
-  endif()
   add_test(NAME split.lint.cases
            COMMAND $<TARGET_FILE:lockstep> lint --verify ${CMAKE_CURRENT_SOURCE_DIR}/split/lint_cases.c
-                   -- -I${_sp_cuda_inc})
+                   -- -I${LOCKSTEP_CUDA_INCLUDE_DIR})
   set_tests_properties(split.lint.cases PROPERTIES TIMEOUT 60 LABELS "analyzer;nonblocking")
   if(Python3_Interpreter_FOUND)
     add_test(NAME split.lint.rules
              COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/split/check_split_lint.py
-                     $<TARGET_FILE:lockstep> ${PROJECT_SOURCE_DIR} ${_sp_cuda_inc})
+                     $<TARGET_FILE:lockstep> ${PROJECT_SOURCE_DIR} ${LOCKSTEP_CUDA_INCLUDE_DIR})
     set_tests_properties(split.lint.rules PROPERTIES TIMEOUT 120 LABELS "analyzer;nonblocking")
   endif()
 endif()
