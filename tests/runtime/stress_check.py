@@ -123,4 +123,10 @@ def main():
     print("stress_check: %d records, %d communicators, %d threads match" % (len(recs), len(per_comm), len(tid_of)))
 
 
-main()
+try:
+    main()
+except Exception as e:  # a malformed input: one first line that names it (CI shows little of a failure)
+    import traceback
+    tb = traceback.extract_tb(e.__traceback__)[-1]
+    fail("cannot check %s: %s: %s (%s:%d in %s: %s)" % (" ".join(sys.argv[1:3]), type(e).__name__, str(e)[:300],
+                                                        tb.filename.rsplit("/", 1)[-1], tb.lineno, tb.name, tb.line))
