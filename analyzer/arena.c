@@ -43,6 +43,7 @@ void *ls_alloc_chunk(ls_arena *a, size_t n) { /* n: rounded by ls_alloc */
     oom();
   c->next = a->head;
   a->head = c;
+  a->size += size;
   a->cur = c->data + n;
   a->end = c->data + size;
   return c->data;

@@ -16,6 +16,7 @@
 typedef struct ls_arena {
   unsigned char *cur, *end; /* the free part of the newest chunk */
   struct ls_chunk *head;
+  size_t size;              /* bytes of all chunks (LOCKSTEP_LINT_STATS) */
 } ls_arena;
 ls_arena *ls_arena_new(void);
 void ls_arena_free(ls_arena *a);
