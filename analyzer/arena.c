@@ -58,6 +58,12 @@ char *ls_strndup(ls_arena *a, const char *s, size_t n) {
 
 char *ls_strdup(ls_arena *a, const char *s) { return ls_strndup(a, s, strlen(s)); }
 
+ls_node_x *ls_node_ext(ls_arena *a, ls_node *n) {
+  if (!n->x)
+    n->x = ls_alloc(a, sizeof *n->x);
+  return n->x;
+}
+
 void ls_vec_grow(ls_vec *v) {
   v->cap = v->cap ? v->cap * 2 : 8;
   v->v = ls_xrealloc(v->v, v->cap * sizeof *v->v);

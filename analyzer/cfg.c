@@ -153,9 +153,9 @@ static void expr(struct builder *b, ls_node *n) {
   switch (n->kind) {
   case CXCursor_CallExpr:
     item(b, n);
-    if (n->dtor) { /* a temporary with a user destructor: destroyed at once */
+    if (ls_nx(n)->dtor) { /* a temporary with a user destructor: destroyed at once */
       size_t mark = b->dtors.n;
-      ls_vec_push(&b->dtors, n->dtor);
+      ls_vec_push(&b->dtors, n->x->dtor);
       emit_dtors(b, mark, n->file, n->line, n->col);
       b->dtors.n = mark;
     }
@@ -273,7 +273,7 @@ static void stmt(struct builder *b, ls_node *n) {
     for (unsigned i = 0; i < n->nkids; i++)
       stmt(b, n->kids[i]);
     if (b->cur)
-      emit_dtors(b, mark, n->file, n->eline, n->ecol);
+      emit_dtors(b, mark, n->file, ls_nx(n)->eline, ls_nx(n)->ecol);
     b->dtors.n = mark;
     return;
   }
@@ -283,8 +283,8 @@ static void stmt(struct builder *b, ls_node *n) {
       if (!v)
         continue;
       expr(b, v);
-      if (v->kind == CXCursor_VarDecl && v->dtor)
-        ls_vec_push(&b->dtors, v->dtor);
+      if (v->kind == CXCursor_VarDecl && ls_nx(v)->dtor)
+        ls_vec_push(&b->dtors, v->x->dtor);
     }
     return;
   case CXCursor_IfStmt: {

@@ -101,8 +101,8 @@ static void sb_int(struct sbuf *b, long long v) {
 static void norm_rec(struct sbuf *b, const ls_node *n) {
   if (!n)
     return;
-  if (n->norm) {
-    sb_add(b, n->norm);
+  if (ls_nx(n)->norm) {
+    sb_add(b, n->x->norm);
     return;
   }
   char tmp[32];
@@ -169,13 +169,13 @@ static void norm_rec(struct sbuf *b, const ls_node *n) {
 static const char *norm(ls_program *p, struct sbuf *b, ls_node *n) {
   if (!n)
     return "";
-  if (!n->norm) {
+  if (!ls_nx(n)->norm) {
     b->n = 0;
     sb_add(b, "");
     norm_rec(b, n);
-    n->norm = ls_strndup(p->arena, b->s, b->n);
+    ls_node_ext(p->arena, n)->norm = ls_strndup(p->arena, b->s, b->n);
   }
-  return n->norm;
+  return n->x->norm;
 }
 
 /* ---- events ---- */
@@ -196,8 +196,8 @@ static int event_token(struct ctx *c, ls_node *n, uint64_t *tok) {
     const ls_rule_fn *r = n->ent->rule;
     uint64_t h = ls_hash_str(0, r->op);
     int inplace = r->in_place_buf >= 0 && r->in_place_value && (unsigned)r->in_place_buf < n->nkids &&
-                  n->kids[r->in_place_buf] && n->kids[r->in_place_buf]->spell &&
-                  !strcmp(n->kids[r->in_place_buf]->spell, r->in_place_value);
+                  n->kids[r->in_place_buf] && ls_nx(n->kids[r->in_place_buf])->spell &&
+                  !strcmp(ls_nx(n->kids[r->in_place_buf])->spell, r->in_place_value);
     for (int i = 0; i < r->nargs && (unsigned)i < n->nkids; i++) {
       enum ls_role ro = r->roles[i];
       if (inplace) { /* the library ignores count/dtype here and reads these instead */
@@ -1323,16 +1323,16 @@ static void scan_calls(ls_program *p, ls_func *f, ls_node *n, ls_vec *out, ls_ve
     n->ent->ncalls++;
     if (n->ent->def)
       ls_vec_push(out, n->ent->def);
-    if (n->dtor) {
-      n->dtor->ncalls++;
-      if (n->dtor->def)
-        ls_vec_push(out, n->dtor->def);
+    if (ls_nx(n)->dtor) {
+      n->x->dtor->ncalls++;
+      if (n->x->dtor->def)
+        ls_vec_push(out, n->x->dtor->def);
     }
   }
-  if (n->kind == CXCursor_VarDecl && n->dtor) { /* the implicit call at scope exit */
-    n->dtor->ncalls++;
-    if (n->dtor->def)
-      ls_vec_push(out, n->dtor->def);
+  if (n->kind == CXCursor_VarDecl && ls_nx(n)->dtor) { /* the implicit call at scope exit */
+    n->x->dtor->ncalls++;
+    if (n->x->dtor->def)
+      ls_vec_push(out, n->x->dtor->def);
   }
   for (unsigned i = 0; i < n->nkids; i++)
     scan_calls(p, f, n->kids[i], out, refs);

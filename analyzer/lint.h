@@ -146,23 +146,34 @@ enum {
 };
 
 /* ---- nodes: a compact copy of the statements/expressions of function bodies ---- */
-typedef struct ls_node { /* fields ordered without padding: 112 bytes, a large TU has 185k */
-  enum CXCursorKind kind;
-  int op;                   /* CXBinaryOperatorKind / CXUnaryOperatorKind, 0 otherwise */
-  unsigned nkids;
-  int ilit;                 /* IntegerLiteral: value known (1) */
-  struct ls_node **kids;
-  const char *file; unsigned line, col; /* expansion location (what the user wrote) */
+typedef struct ls_node_x { /* the fields few nodes have, apart (ls_nx, ls_node_ext) */
   unsigned eline, ecol;     /* CompoundStmt: closing brace */
-  const char *text;         /* callee/var/field/label name, literal text, or normalized value */
-  ls_entity *ent;           /* referenced entity (var/param/global/field/callee) */
-  ls_entity *dtor;          /* VarDecl of a class with a user destructor */
+  ls_entity *dtor;          /* VarDecl of a class with a user destructor; a temporary's (CallExpr) */
   const char *norm;         /* normalized expression text (collective arguments only) */
-  long long ival;
   const char *spell;        /* source tokens of an in-place-capable buffer argument */
   const ls_origin *origin;  /* rank source calls: their origin, made once */
-  int ptr_result;           /* CallExpr whose result is a pointer (an address, not a rank value) */
+} ls_node_x;
+/* 64 bytes: a large TU has 185k nodes, written once while libclang's tree is alive, so
+ * every byte is a fresh page the kernel faults in (112 bytes before: bench/RESULTS.md) */
+typedef struct ls_node {
+  uint16_t kind;            /* enum CXCursorKind */
+  int8_t op;                /* CXBinaryOperatorKind / CXUnaryOperatorKind, 0 otherwise */
+  uint8_t ilit : 1;         /* IntegerLiteral (or enum constant): value known, in ival */
+  uint8_t ptr_result : 1;   /* CallExpr whose result is a pointer (an address, not a rank value) */
+  unsigned nkids;
+  struct ls_node **kids;
+  const char *file; unsigned line, col; /* expansion location (what the user wrote) */
+  const char *text;         /* callee/var/field/label name, literal text, or normalized value */
+  ls_entity *ent;           /* referenced entity (var/param/global/field/callee) */
+  long long ival;
+  ls_node_x *x;             /* NULL: all of ls_node_x's fields are 0 */
 } ls_node;
+_Static_assert(sizeof(ls_node) == 64, "ls_node: keep it at 64 bytes");
+static inline const ls_node_x *ls_nx(const ls_node *n) { /* n's rare fields, for reading */
+  static const ls_node_x none;
+  return n->x ? n->x : &none;
+}
+ls_node_x *ls_node_ext(ls_arena *a, ls_node *n); /* n's rare fields, for writing (made at need) */
 
 /* ---- CFG ---- */
 typedef struct ls_block {

@@ -32,8 +32,8 @@ static int lit_matches(ls_node *arg, const ls_rule_src *s) {
 }
 
 static const ls_origin *origin_at(ls_program *p, ls_node *call, const char *what) {
-  if (call->origin)
-    return call->origin;
+  if (ls_nx(call)->origin)
+    return call->x->origin;
   ls_origin *o = ls_alloc(p->arena, sizeof *o);
   o->file = call->file;
   o->line = call->line;
@@ -42,7 +42,7 @@ static const ls_origin *origin_at(ls_program *p, ls_node *call, const char *what
   char buf[256];
   snprintf(buf, sizeof buf, "%s%s%s", what, call->text ? call->text : "?", "()");
   o->what = ls_strdup(p->arena, buf);
-  call->origin = o;
+  ls_node_ext(p->arena, call)->origin = o;
   return o;
 }
 

@@ -854,7 +854,7 @@ static ls_node *conv_inner(struct conv *c, CXCursor cur) {
         clang_visitChildren(cls, collect, &ck);
         for (unsigned i = 0; i < ck.n; i++)
           if (clang_getCursorKind(ck.v[i]) == CXCursor_Destructor)
-            n->dtor = entity_of(c, ck.v[i], LS_ENT_FUNC);
+            ls_node_ext(c->p->arena, n)->dtor = entity_of(c, ck.v[i], LS_ENT_FUNC);
         kids_free(&ck);
       }
     }
@@ -901,7 +901,7 @@ static ls_node *conv_inner(struct conv *c, CXCursor cur) {
         CXToken *tok = tf ? clang_getToken(c->tu, clang_getLocation(c->tu, tf, tl, tc)) : NULL;
         if (tok) {
           CXString ts = clang_getTokenSpelling(c->tu, *tok);
-          n->kids[rf->in_place_buf]->spell = ls_strdup(c->p->arena, clang_getCString(ts));
+          ls_node_ext(c->p->arena, n->kids[rf->in_place_buf])->spell = ls_strdup(c->p->arena, clang_getCString(ts));
           clang_disposeString(ts);
           clang_disposeTokens(c->tu, tok, 1);
         }
@@ -918,7 +918,7 @@ static ls_node *conv_inner(struct conv *c, CXCursor cur) {
               if (clang_EvalResult_getKind(ev) == CXEval_Int) {
                 char b[32];
                 snprintf(b, sizeof b, "#%lld", clang_EvalResult_getAsLongLong(ev));
-                n->kids[i]->norm = ls_strdup(c->p->arena, b);
+                ls_node_ext(c->p->arena, n->kids[i])->norm = ls_strdup(c->p->arena, b);
               }
               clang_EvalResult_dispose(ev);
             }
@@ -953,8 +953,11 @@ static ls_node *conv_inner(struct conv *c, CXCursor cur) {
     ls_vec_push(&c->refs, n);
     n->ent = var_entity(c, cur);
     n->text = n->ent ? n->ent->name : "";
-    if (c->cplusplus)
-      n->dtor = dtor_of(c, cur);
+    if (c->cplusplus) {
+      ls_entity *d = dtor_of(c, cur);
+      if (d)
+        ls_node_ext(c->p->arena, n)->dtor = d;
+    }
     break;
   case CXCursor_BinaryOperator:
   case CXCursor_CompoundAssignOperator:
@@ -1001,9 +1004,10 @@ static ls_node *conv_inner(struct conv *c, CXCursor cur) {
     /* the closing brace: where a function ends, and in C++ where a scope's destructors run */
     if (c->fn_body || c->cplusplus) {
       const char *ef;
-      set_loc(c, clang_getRangeEnd(clang_getCursorExtent(cur)), &ef, &n->eline, &n->ecol);
-      if (n->ecol > 1)
-        n->ecol--; /* the range ends just past the brace */
+      ls_node_x *x = ls_node_ext(c->p->arena, n);
+      set_loc(c, clang_getRangeEnd(clang_getCursorExtent(cur)), &ef, &x->eline, &x->ecol);
+      if (x->ecol > 1)
+        x->ecol--; /* the range ends just past the brace */
     }
     c->fn_body = 0;
     break;
@@ -1021,8 +1025,8 @@ static ls_node *conv_inner(struct conv *c, CXCursor cur) {
       ls_node *q = n->kids[i];
       while (q && q->kind != CXCursor_CallExpr && q->nkids == 1)
         q = q->kids[0];
-      if (q && q->kind == CXCursor_CallExpr)
-        q->dtor = NULL;
+      if (q && q->kind == CXCursor_CallExpr && q->x)
+        q->x->dtor = NULL;
     }
   return n;
 }
@@ -1226,8 +1230,8 @@ static void conv_function(struct conv *c, CXCursor cur, ls_entity *ent, const ch
   c->fn_body = 1;
   f->body = conv_node(c, body);
   c->fn = outer;
-  f->end_line = f->body->eline;
-  f->end_col = f->body->ecol;
+  f->end_line = ls_nx(f->body)->eline;
+  f->end_col = ls_nx(f->body)->ecol;
 }
 
 static enum CXChildVisitResult top_visit(CXCursor cur, CXCursor parent, CXClientData d) {
@@ -1416,8 +1420,8 @@ void ls_tu_convert(ls_program *p, CXTranslationUnit tu, const char *file, const 
         n->ent = c.renames.v[j + 1];
         n->text = n->ent->name;
       }
-      if (n->dtor == c.renames.v[j])
-        n->dtor = c.renames.v[j + 1];
+      if (n->x && n->x->dtor == c.renames.v[j])
+        n->x->dtor = c.renames.v[j + 1];
     }
   }
   free(c.refs.v);
