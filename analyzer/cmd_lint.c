@@ -459,11 +459,20 @@ static void *lint_thread(void *arg) {
   return NULL;
 }
 
-/* Whether the command line may ask for parallel parsing (-j/--jobs before `--`). */
+/* Whether the command line may ask for parallel parsing: -j/--jobs before `--` with a value
+ * other than 1 (ls_policy_option checks the value later). */
 static int may_run_jobs(int argc, char **argv) {
-  for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
-    if (!strncmp(argv[i], "-j", 2) || !strncmp(argv[i], "--jobs", 6))
+  for (int i = 1; i < argc && strcmp(argv[i], "--"); i++) {
+    const char *v = !strncmp(argv[i], "--jobs", 6) ? argv[i] + 6 : !strncmp(argv[i], "-j", 2) ? argv[i] + 2 : NULL;
+    if (!v)
+      continue;
+    if (*v == '=')
+      v++;
+    else if (!*v)
+      v = i + 1 < argc ? argv[i + 1] : "";
+    if (strcmp(v, "1"))
       return 1;
+  }
   return 0;
 }
 
