@@ -30,6 +30,16 @@ add_test(NAME tools.oom_realloc COMMAND sh ${LS_RT_DIR}/t_oom_realloc.sh)
 set_tests_properties(tools.oom_realloc PROPERTIES TIMEOUT 120 ENVIRONMENT "${LS_OOM_ENV}"
                      SKIP_RETURN_CODE 77)
 
+# The commands' write-error policy (runtime/tools/main.c): output to a full disk
+# (/dev/full) is exit 2, never status 0 with a truncated document.
+set(LS_WRITE_ENV ${LS_STRESS_ENV})
+if(LOCKSTEP_ANALYZER)
+  list(APPEND LS_WRITE_ENV "LS_LINT_FIXTURE=${PROJECT_SOURCE_DIR}/fixtures/nccl/abort_one_rank.c")
+endif()
+add_test(NAME tools.write_error COMMAND sh ${LS_RT_DIR}/t_write_error.sh)
+set_tests_properties(tools.write_error PROPERTIES TIMEOUT 120 ENVIRONMENT "${LS_WRITE_ENV}"
+                     SKIP_RETURN_CODE 77)
+
 # fallocate interrupted by a signal (EINTR) while the recorder reserves blocks.
 add_library(ls_eintr_shim SHARED ${LS_RT_DIR}/eintr_shim.c)
 set_target_properties(ls_eintr_shim PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${LS_RT_BIN})

@@ -5,6 +5,7 @@
  * derived from each trace's t0 pair, so ranks line up. Non-goal: streaming
  * huge traces (the document is built in memory). */
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -373,9 +374,16 @@ static int cmd_export(int argc, char **argv) {
   if (!out) {
     fprintf(stderr, "lockstep: %s: cannot write: %m\n", outpath);
     rc = 2;
-  } else if (ls_json_print(out, doc) != 0 || (outpath && fclose(out) != 0)) {
-    fprintf(stderr, "lockstep: %s: write failed\n", outpath ? outpath : "standard output");
-    rc = 2;
+  } else {
+    int bad = ls_json_print(out, doc) != 0, err = errno;
+    if (outpath && fclose(out) != 0 && !bad) {
+      bad = 1;
+      err = errno;
+    }
+    if (bad) {
+      fprintf(stderr, "lockstep: %s: write failed: %s\n", outpath ? outpath : "standard output", strerror(err));
+      rc = 2;
+    }
   }
   cJSON_Delete(doc);
   if (have_cmp)

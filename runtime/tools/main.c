@@ -1,5 +1,6 @@
 /* main.c — the `lockstep` front end: a table of subcommands and their one-line
  * help. Everything else lives in the libraries the subcommands call. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -41,6 +42,18 @@ static void usage(FILE *out) {
                "Exit codes: 0 clean, 1 findings or divergence, 2 usage or input error.\n");
 }
 
+/* Output that never reached its file (a full disk) fails the command: a caller must
+ * not be told "done" about a truncated JSON document. A command that already failed
+ * (2) has said why. */
+static int stdout_written(int rc) {
+  errno = 0;
+  if (rc == 2 || (fflush(stdout) == 0 && !ferror(stdout)))
+    return rc;
+  fprintf(stderr, "lockstep: standard output: write failed%s%s; the output is incomplete\n",
+          errno ? ": " : "", errno ? strerror(errno) : "");
+  return 2;
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) {
     usage(stderr);
@@ -56,7 +69,7 @@ int main(int argc, char **argv) {
   }
   for (size_t i = 0; i < sizeof subcommands / sizeof subcommands[0]; i++)
     if (!strcmp(argv[1], subcommands[i].name))
-      return subcommands[i].fn(argc - 1, argv + 1);
+      return stdout_written(subcommands[i].fn(argc - 1, argv + 1));
   fprintf(stderr, "lockstep: unknown command '%s'\n\n", argv[1]);
   usage(stderr);
   return 2;

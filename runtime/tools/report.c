@@ -174,7 +174,7 @@ int ls_json_print(FILE *out, const cJSON *doc) {
     fputs("lockstep: out of memory (printing JSON)\n", stderr);
     exit(2);
   }
-  fprintf(out, "%s\n", s);
+  int bad = fprintf(out, "%s\n", s) < 0;
   free(s);
-  return 0;
+  return bad || fflush(out) != 0 || ferror(out) ? -1 : 0; /* e.g. a full disk */
 }

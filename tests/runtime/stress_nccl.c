@@ -228,7 +228,10 @@ static void write_log(struct scomm *comms, int ncomms, long records) {
     for (size_t k = 0; k < comms[c].nlog; k++)
       fprintf(f, "call %d %zu %s %zu %d %d\n", c, k, comms[c].log[k].api, comms[c].log[k].count,
               comms[c].log[k].rc, comms[c].log[k].thread);
-  fclose(f);
+  /* A log cut short (a full disk) must fail the run, not reach stress_check.py. */
+  int bad = ferror(f);
+  if (fclose(f) != 0 || bad)
+    failf("cannot write %s: %s", path, strerror(errno));
 }
 
 /* ---- threads T C N [ordered] ------------------------------------------------------ */

@@ -102,5 +102,8 @@ int main(int argc, char **argv) {
            r[i].t_complete_ns, r[i].site_pc, r[i].stream, r[i].aux0, r[i].aux1);
   }
   free(m);
+  /* A dump cut short (a full disk) must not pass for a whole one. */
+  if (fflush(stdout) != 0 || ferror(stdout))
+    return bad(path, "cannot write the dump to standard output");
   return 0;
 }
