@@ -9,6 +9,10 @@ unset LD_PRELOAD LOCKSTEP_DISABLE LOCKSTEP_TIMEOUT LOCKSTEP_POLICY LOCKSTEP_TRAC
       LS_FAKE_CUDA_NEVER LS_FAKE_CUDA_DELAY_MS LS_FAKE_CUDA_COMPLETE_FIRST LS_FAKE_CUDA_LOG \
       RANK WORLD_SIZE OMPI_COMM_WORLD_RANK 2>/dev/null || true
 export LOCKSTEP_TRACE_DIR="$T/traces"
+# A passing test leaves nothing behind: traces are preallocated, and a whole CI run's tests
+# left ~6 GB (a full disk truncates what the tools write). A failing or skipped test keeps
+# $T to look at. Tests that set an EXIT trap of their own keep $T too.
+trap 'st=$?; [ "$st" -ne 0 ] || rm -rf "$T"' EXIT
 
 fail() {
   echo "FAIL ($NAME): $*" >&2
