@@ -319,10 +319,23 @@ static int declared_noreturn(struct conv *c, CXCursor decl) {
   clang_disposeString(ts);
   if (nr)
     return 1;
-  CXSourceRange r = clang_getRange(clang_getRangeStart(clang_getCursorExtent(decl)), clang_getCursorLocation(decl));
+  /* The tokens the user wrote before the name: from where the declaration starts to its
+   * name, as expanded (a declaration that starts with a macro, `API int f(void)`, would
+   * otherwise be tokenized from the macro's #define on: thousands of tokens of mpi.h for
+   * OMPI_DECLSPEC, and a `_Noreturn` anywhere in between counted). */
+  CXSourceLocation at[2] = {clang_getRangeStart(clang_getCursorExtent(decl)), clang_getCursorLocation(decl)};
+  CXFile f[2];
+  unsigned line[2], col[2], off[2];
+  for (int i = 0; i < 2; i++) {
+    clang_getExpansionLocation(at[i], &f[i], &line[i], &col[i], &off[i]);
+    if (at[i].int_data & 0x80000000u) /* a macro location: the file position it expands at */
+      at[i] = clang_getLocation(c->tu, f[i], line[i], col[i]);
+  }
+  if (!f[0] || !clang_File_isEqual(f[0], f[1]) || off[1] < off[0])
+    return 0;
   CXToken *toks = NULL;
   unsigned nt = 0;
-  clang_tokenize(c->tu, r, &toks, &nt);
+  clang_tokenize(c->tu, clang_getRange(at[0], at[1]), &toks, &nt);
   for (unsigned i = 0; i < nt && !nr; i++) {
     CXString sp = clang_getTokenSpelling(c->tu, toks[i]);
     const char *t = clang_getCString(sp);

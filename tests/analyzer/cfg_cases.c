@@ -45,6 +45,15 @@ void declared_noreturn(void) {
   if (p()) die2("x");
   a();
 }
+/* A declaration that starts with a macro: the tokens before its name are `API void`, not
+ * everything from the macro's #define on (which holds a _Noreturn). */
+#define API extern
+_Noreturn void die3(void);
+API void returns(void);
+void macro_declared(void) {
+  if (p()) returns();
+  a();
+}
 void ternary(void) {
   int v = p() ? p() : 0;
   (void)v;

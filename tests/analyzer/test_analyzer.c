@@ -96,6 +96,8 @@ int main(int argc, char **argv) {
   /* declared _Noreturn / __attribute__((noreturn)) without a body: no path continues */
   expect_cfg(p, "declared_noreturn", "B0 p() ? -> B1 B2\nB1 die() -> ABORT\nB2 p() ? -> B3 B4\nB3 die2() -> ABORT\n"
                                      "B4 a() -> EXIT\n");
+  /* ... and a function declared after a macro that spells `extern` returns */
+  expect_cfg(p, "macro_declared", "B0 p() ? -> B1 B2\nB1 returns() -> B2\nB2 a() -> EXIT\n");
   expect_cfg(p, "ternary", "B0 p() ? -> B1 B3\nB1 p() -> B2\nB2 -> EXIT\nB3 -> B2\n");
   /* do { } while (0): the constant condition leaves no back edge */
   expect_cfg(p, "do_while0", "B0 -> B1\nB1 a() -> B2\nB2 -> B3\nB3 c() -> EXIT\n");
