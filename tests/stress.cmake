@@ -22,20 +22,19 @@ add_library(ls_fail_realloc SHARED ${LS_RT_DIR}/fail_realloc.c)
 set_target_properties(ls_fail_realloc PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${LS_RT_BIN})
 target_compile_options(ls_fail_realloc PRIVATE ${LOCKSTEP_WARNINGS})
 target_link_libraries(ls_fail_realloc PRIVATE ${CMAKE_DL_LIBS})
-set(LS_OOM_ENV ${LS_RT_ENV} "LS_FAILREALLOC=$<TARGET_FILE:ls_fail_realloc>")
+# lint is among the commands these two tests check (each_document_command in lib.sh)
+set(LS_LINT_FIXTURE_ENV)
 if(LOCKSTEP_ANALYZER)
-  list(APPEND LS_OOM_ENV "LS_LINT_FIXTURE=${PROJECT_SOURCE_DIR}/fixtures/nccl/abort_one_rank.c")
+  set(LS_LINT_FIXTURE_ENV "LS_LINT_FIXTURE=${PROJECT_SOURCE_DIR}/fixtures/nccl/abort_one_rank.c")
 endif()
+set(LS_OOM_ENV ${LS_RT_ENV} "LS_FAILREALLOC=$<TARGET_FILE:ls_fail_realloc>" ${LS_LINT_FIXTURE_ENV})
 add_test(NAME tools.oom_realloc COMMAND sh ${LS_RT_DIR}/t_oom_realloc.sh)
 set_tests_properties(tools.oom_realloc PROPERTIES TIMEOUT 120 ENVIRONMENT "${LS_OOM_ENV}"
                      SKIP_RETURN_CODE 77)
 
 # The commands' write-error policy (runtime/tools/main.c): output to a full disk
 # (/dev/full) is exit 2, never status 0 with a truncated document.
-set(LS_WRITE_ENV ${LS_STRESS_ENV})
-if(LOCKSTEP_ANALYZER)
-  list(APPEND LS_WRITE_ENV "LS_LINT_FIXTURE=${PROJECT_SOURCE_DIR}/fixtures/nccl/abort_one_rank.c")
-endif()
+set(LS_WRITE_ENV ${LS_STRESS_ENV} ${LS_LINT_FIXTURE_ENV})
 add_test(NAME tools.write_error COMMAND sh ${LS_RT_DIR}/t_write_error.sh)
 set_tests_properties(tools.write_error PROPERTIES TIMEOUT 120 ENVIRONMENT "${LS_WRITE_ENV}"
                      SKIP_RETURN_CODE 77)

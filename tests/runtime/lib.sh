@@ -29,3 +29,17 @@ one_trace() {
 
 # value of key=... on a dump line read from stdin
 kv() { sed -n "s/.* $1=\\([^ ]*\\).*/\\1/p"; }
+
+# The commands that write a whole document, each with its exit status on a trace directory
+# of two diverging ranks: `each_document_command FN` calls `FN STATUS ARGS...` for each
+# (t_oom_realloc.sh, t_write_error.sh: one list, so a new command is checked by both).
+each_document_command() {
+  "$1" 1 compare --format=json "$LOCKSTEP_TRACE_DIR"
+  "$1" 1 compare "$LOCKSTEP_TRACE_DIR"
+  "$1" 0 trace export --format=json "$LOCKSTEP_TRACE_DIR"
+  "$1" 0 trace export --format=perfetto "$LOCKSTEP_TRACE_DIR"
+  if [ -n "${LS_LINT_FIXTURE:-}" ]; then
+    "$1" 1 lint --format=json "$LS_LINT_FIXTURE"
+    "$1" 1 lint "$LS_LINT_FIXTURE"
+  fi
+}

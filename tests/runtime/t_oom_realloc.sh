@@ -27,11 +27,5 @@ check() { # expected-normal-status args...
   done
   echo "$*: $n reallocs, each failure handled"
 }
-check 1 compare --format=json "$LOCKSTEP_TRACE_DIR"
-check 1 compare "$LOCKSTEP_TRACE_DIR"
-check 0 trace export --format=json "$LOCKSTEP_TRACE_DIR"
-check 0 trace export --format=perfetto "$LOCKSTEP_TRACE_DIR"
-if [ -n "${LS_LINT_FIXTURE:-}" ]; then
-  check 1 lint --format=json "$LS_LINT_FIXTURE"
-fi
+each_document_command check
 echo ok

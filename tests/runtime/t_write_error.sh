@@ -23,14 +23,7 @@ check() { # expected-status-when-written args...
   [ $st -eq 2 ] && grep -q '^lockstep: standard output: write failed' "$T/err" ||
     fail "$*: exit $st writing to a full disk: $(head -c 400 "$T/err")"
 }
-check 1 compare --format=json "$LOCKSTEP_TRACE_DIR"
-check 1 compare "$LOCKSTEP_TRACE_DIR"
-check 0 trace export --format=json "$LOCKSTEP_TRACE_DIR"
-check 0 trace export --format=perfetto "$LOCKSTEP_TRACE_DIR"
-if [ -n "${LS_LINT_FIXTURE:-}" ]; then
-  check 1 lint --format=json "$LS_LINT_FIXTURE"
-  check 1 lint "$LS_LINT_FIXTURE"
-fi
+each_document_command check
 "$LS_BIN" trace export -o /dev/full "$LOCKSTEP_TRACE_DIR" 2> "$T/err"
 st=$?
 [ $st -eq 2 ] && grep -q '^lockstep: /dev/full: write failed: No space left on device' "$T/err" ||
