@@ -96,6 +96,20 @@ add_test(NAME mpi.off
 set_tests_properties(mpi.passthrough mpi.wait_family mpi.threads_many mpi.off PROPERTIES TIMEOUT 150 RUN_SERIAL TRUE
                      ENVIRONMENT "${_mpi_env}" LABELS "mpi;runtime")
 
+# The front page's divergent run stays true: README.md's section "A divergent run, start to
+# finish" (run, exit status, compare, lint, confirm) must be what the tools print on a real
+# 4-rank run of fixtures/mpi/op_mismatch.c (tests/docs/check_readme_run.py; docs.readme_lint
+# in tests/docs.cmake guards the lint block). Serial, as the runs above.
+if(LOCKSTEP_ANALYZER)
+  add_test(NAME docs.readme_run
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/docs/check_readme_run.py
+                   $<TARGET_FILE:lockstep> ${PROJECT_SOURCE_DIR}/README.md
+                   $<TARGET_FILE:mpi_fixture_op_mismatch> ${_mpi_run}
+                   ${CMAKE_CURRENT_BINARY_DIR}/docs/readme_run ${_mpi_lint_flags}
+           WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+  set_tests_properties(docs.readme_run PROPERTIES TIMEOUT 120 RUN_SERIAL TRUE LABELS "docs;mpi")
+endif()
+
 # The overhead benchmark (bench/mpi_overhead.sh): one short round keeps it working.
 include(${PROJECT_SOURCE_DIR}/bench/mpi_overhead.cmake)
 add_test(NAME mpi.bench_smoke
