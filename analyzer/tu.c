@@ -2,8 +2,10 @@
  * the user wrote (not system headers) into ls_node trees, visiting each cursor once.
  * Entities (variables, fields, functions) are keyed by USR so TUs share them.
  * Non-goal: templates are analyzed as written (no instantiation), like the rest of lint. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "lint.h"
 #include "xalloc.h"
@@ -1344,6 +1346,11 @@ static _Thread_local double parse_cost;
 
 CXTranslationUnit ls_tu_parse(CXIndex idx, const char *file, const char *const *args, int nargs,
                               const ls_parse_opts *o) {
+  struct stat st; /* a database entry for a source not generated yet: say so, not "cannot parse" */
+  if (stat(file, &st) != 0) {
+    fprintf(stderr, "%s: error: cannot read: %s\n", file, strerror(errno));
+    return NULL;
+  }
   ls_vec all = {0};
   if (o->cuda)
     ls_cuda_flags(&all, o);
