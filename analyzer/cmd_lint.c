@@ -459,23 +459,6 @@ static void *lint_thread(void *arg) {
   return NULL;
 }
 
-/* Whether the command line may ask for parallel parsing: -j/--jobs before `--` with a value
- * other than 1 (ls_policy_option checks the value later). */
-static int may_run_jobs(int argc, char **argv) {
-  for (int i = 1; i < argc && strcmp(argv[i], "--"); i++) {
-    const char *v = !strncmp(argv[i], "--jobs", 6) ? argv[i] + 6 : !strncmp(argv[i], "-j", 2) ? argv[i] + 2 : NULL;
-    if (!v)
-      continue;
-    if (*v == '=')
-      v++;
-    else if (!*v)
-      v = i + 1 < argc ? argv[i + 1] : "";
-    if (strcmp(v, "1"))
-      return 1;
-  }
-  return 0;
-}
-
 int ls_cmd_lint(int argc, char **argv) {
   struct opts o = {argc, argv, 2};
 #ifdef M_ARENA_MAX
@@ -485,7 +468,7 @@ int ls_cmd_lint(int argc, char **argv) {
    * analysis would fault in fresh pages instead: 21.2k page faults instead of 16.9k and
    * 5 % more time on the generated benchmark TU (bench/RESULTS.md, session 4). -j keeps
    * the arenas per thread, for the parses that run at once. */
-  if (!may_run_jobs(argc, argv))
+  if (!ls_policy_parallel(argc, argv))
     mallopt(M_ARENA_MAX, 1);
 #endif
   pthread_attr_t at;

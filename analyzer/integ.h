@@ -50,6 +50,8 @@ typedef struct ls_policy {
 /* Parses one option at argv[*i] (advancing *i over a separate value). Returns 1 when it was
  * ours, 0 when not, -1 on a bad value (message printed). */
 int ls_policy_option(ls_policy *pol, int argc, char **argv, int *i);
+/* 1 when the command line (before `--`) asks for -j/--jobs other than 1: parallel parses. */
+int ls_policy_parallel(int argc, char **argv);
 /* 1 when `rule` is in the comma-separated `list` (or the list says "all"); 0 for NULL. */
 int ls_rule_in_list(const char *list, const char *rule);
 /* Checks the rule lists against the documented rules; -1 (message printed) on an unknown id. */

@@ -31,8 +31,6 @@ int ls_rule_in_list(const char *list, const char *rule) {
   return 0;
 }
 
-static int starts(const char *s, const char *p) { return !strncmp(s, p, strlen(p)); }
-
 /* `--name=value` or `--name value`; NULL when argv[*i] is not this option */
 static const char *value_of(int argc, char **argv, int *i, const char *name, int *missing) {
   const char *s = argv[*i];
@@ -49,6 +47,33 @@ static const char *value_of(int argc, char **argv, int *i, const char *name, int
     return NULL;
   }
   return argv[++*i];
+}
+
+/* The value of -jN, -j N, --jobs=N or --jobs N at argv[*i], advancing *i over a separate
+ * value; NULL when argv[*i] is none of these, or (*missing = 1) when its value is missing. */
+static const char *jobs_value(int argc, char **argv, int *i, int *missing) {
+  const char *s = argv[*i];
+  if (!strncmp(s, "--jobs=", 7))
+    return s + 7;
+  if (!strncmp(s, "-j", 2) && s[2])
+    return s + 2;
+  if (strcmp(s, "--jobs") && strcmp(s, "-j"))
+    return NULL;
+  if (*i + 1 >= argc) {
+    *missing = 1;
+    return NULL;
+  }
+  return argv[++*i];
+}
+
+int ls_policy_parallel(int argc, char **argv) {
+  for (int i = 1; i < argc && strcmp(argv[i], "--"); i++) {
+    int missing = 0;
+    const char *v = jobs_value(argc, argv, &i, &missing);
+    if (v && strcmp(v, "1"))
+      return 1;
+  }
+  return 0;
 }
 
 int ls_policy_option(ls_policy *pol, int argc, char **argv, int *i) {
@@ -82,15 +107,9 @@ int ls_policy_option(ls_policy *pol, int argc, char **argv, int *i) {
     pol->werror = v;
     return 1;
   }
-  if (!missing && (v = value_of(argc, argv, i, "--jobs", &missing)) == NULL && !missing && starts(s, "-j")) {
-    if (s[2])
-      v = s + 2;
-    else if (*i + 1 < argc)
-      v = argv[++*i];
-    else {
-      fprintf(stderr, "lockstep lint: error: -j needs an argument\n");
-      return -1;
-    }
+  if (!missing && (v = jobs_value(argc, argv, i, &missing)) == NULL && missing) {
+    fprintf(stderr, "lockstep lint: error: %s needs an argument\n", s);
+    return -1;
   }
   if (v) {
     char *end;
