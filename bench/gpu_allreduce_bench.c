@@ -61,13 +61,21 @@ static int online_mode(int argc, char **argv);
 struct setup {
   allreduce_fn direct, wrapped;
   int interposed; /* wrapped is liblockstep's, not NCCL's */
+  size_t bytes[2]; /* the two sizes: 8 bytes and LARGE_MIB */
   float *bufs[16];
   int nbufs;
   cudaStream_t s;
   ncclComm_t comm;
 };
 
-static void setup(struct setup *b, size_t large, int nbufs) {
+/* Both modes' common part: NCCL's own symbol next to the one the program sees, nbufs
+ * buffers of large_mib MiB (1 if nbufs is not in 1..16), a stream, a communicator. */
+static void setup(struct setup *b, size_t large_mib, int nbufs) {
+  if (nbufs < 1 || nbufs > 16)
+    nbufs = 1;
+  size_t large = large_mib << 20;
+  b->bytes[0] = 8;
+  b->bytes[1] = large;
   void *h = dlopen("libnccl.so.2", RTLD_NOW | RTLD_NOLOAD);
   b->direct = h ? (allreduce_fn)dlsym(h, "ncclAllReduce") : NULL;
   if (!b->direct) {
@@ -84,6 +92,29 @@ static void setup(struct setup *b, size_t large, int nbufs) {
   GT_CUDA(cudaStreamCreateWithFlags(&b->s, cudaStreamNonBlocking));
   ncclUniqueId id = gt_unique_id();
   GT_NCCL(ncclCommInitRank(&b->comm, gt_nranks, id, gt_rank));
+}
+
+/* Warm-up before measuring size z: 200 small calls, or 5 per large buffer, alternating
+ * the two symbols. */
+static void warm_up(const struct setup *b, int z) {
+  size_t count = b->bytes[z] / sizeof(float);
+  for (int i = 0; i < (z ? 5 * b->nbufs : 200); i++) {
+    float *buf = b->bufs[z ? (i / 2) % b->nbufs : 0];
+    GT_NCCL((i & 1 ? b->direct : b->wrapped)(buf, buf, count, ncclFloat, ncclSum, b->comm, b->s));
+    GT_CUDA(cudaStreamSynchronize(b->s));
+  }
+}
+
+/* OUT.csv opened for appending, the header written if it is new; NULL (said) if it cannot be */
+static FILE *open_csv(const char *path, const char *header) {
+  FILE *f = fopen(path, "a");
+  if (!f) {
+    fprintf(stderr, "%s: cannot write: %s\n", path, strerror(errno));
+    return NULL;
+  }
+  if (ftell(f) == 0)
+    fprintf(f, "%s\n", header);
+  return f;
 }
 
 static void teardown(struct setup *b) {
@@ -105,51 +136,35 @@ int main(int argc, char **argv) {
   }
   const char *label = argv[2];
   int iters[2] = {argc > 3 ? atoi(argv[3]) : 4000, argc > 4 ? atoi(argv[4]) : 100};
-  size_t large_mib = argc > 5 ? (size_t)atol(argv[5]) : 256;
-  int nbufs = argc > 6 ? atoi(argv[6]) : 1;
-  if (nbufs < 1 || nbufs > 16)
-    nbufs = 1;
-  size_t bytes[2] = {8, large_mib << 20};
-  int warm[2] = {200, 5};
-
   struct setup su;
-  setup(&su, bytes[1], nbufs);
-  allreduce_fn direct = su.direct, wrapped = su.wrapped;
-  int interposed = su.interposed;
-  float *const *bufs = su.bufs;
-  cudaStream_t s = su.s;
-  ncclComm_t comm = su.comm;
+  setup(&su, argc > 5 ? (size_t)atol(argv[5]) : 256, argc > 6 ? atoi(argv[6]) : 1);
 
   struct stat_row mine[4];
   int nrow = 0;
   for (int z = 0; z < 2; z++) {
-    size_t count = bytes[z] / sizeof(float);
+    size_t count = su.bytes[z] / sizeof(float);
     double *lat[2];
     lat[0] = malloc(sizeof(double) * (size_t)iters[z]);
     lat[1] = malloc(sizeof(double) * (size_t)iters[z]);
-    for (int i = 0; i < warm[z] * (z ? nbufs : 1); i++) {
-      float *buf = bufs[z ? (i / 2) % nbufs : 0];
-      GT_NCCL((i & 1 ? direct : wrapped)(buf, buf, count, ncclFloat, ncclSum, comm, s));
-      GT_CUDA(cudaStreamSynchronize(s));
-    }
+    warm_up(&su, z);
     MPI_Barrier(MPI_COMM_WORLD);
     /* Alternate per iteration, and swap which goes first every other pair, so slow
      * drift (clocks, other tenants) falls equally on both variants. */
     for (int i = 0; i < iters[z]; i++)
       for (int k = 0; k < 2; k++) {
         int v = ((i & 1) ? 1 - k : k);
-        float *buf = bufs[z ? (i / 2) % nbufs : 0]; /* both variants of a pair: one buffer */
-        allreduce_fn fn = v ? direct : wrapped;
+        float *buf = su.bufs[z ? (i / 2) % su.nbufs : 0]; /* both variants of a pair: one buffer */
+        allreduce_fn fn = v ? su.direct : su.wrapped;
         uint64_t t0 = gt_now_ns();
-        GT_NCCL(fn(buf, buf, count, ncclFloat, ncclSum, comm, s));
-        GT_CUDA(cudaStreamSynchronize(s));
+        GT_NCCL(fn(buf, buf, count, ncclFloat, ncclSum, su.comm, su.s));
+        GT_CUDA(cudaStreamSynchronize(su.s));
         lat[v][i] = (double)(gt_now_ns() - t0) / 1e3;
       }
     for (int v = 0; v < 2; v++) {
       double sum = 0;
       for (int i = 0; i < iters[z]; i++) sum += lat[v][i];
       qsort(lat[v], (size_t)iters[z], sizeof(double), cmp_double);
-      mine[nrow++] = (struct stat_row){gt_rank, iters[z], (int64_t)bytes[z], v,
+      mine[nrow++] = (struct stat_row){gt_rank, iters[z], (int64_t)su.bytes[z], v,
                                        pct(lat[v], iters[z], 0.5), pct(lat[v], iters[z], 0.05),
                                        pct(lat[v], iters[z], 0.95), sum / iters[z]};
       free(lat[v]);
@@ -161,16 +176,14 @@ int main(int argc, char **argv) {
   MPI_Gather(mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine, MPI_BYTE, 0, MPI_COMM_WORLD);
   int rc = 0;
   if (gt_rank == 0) {
-    FILE *f = fopen(argv[1], "a");
+    FILE *f = open_csv(argv[1],
+                       "label,interposed,nranks,rank,bytes,variant,n,median_us,p5_us,p95_us,mean_us");
     if (!f) {
-      fprintf(stderr, "%s: cannot write: %s\n", argv[1], strerror(errno));
       rc = 2;
     } else {
-      if (ftell(f) == 0)
-        fprintf(f, "label,interposed,nranks,rank,bytes,variant,n,median_us,p5_us,p95_us,mean_us\n");
       for (int i = 0; i < gt_nranks * 4; i++) {
         struct stat_row *x = &all[i];
-        fprintf(f, "%s,%d,%d,%d,%lld,%s,%d,%.3f,%.3f,%.3f,%.3f\n", label, interposed, gt_nranks,
+        fprintf(f, "%s,%d,%d,%d,%lld,%s,%d,%.3f,%.3f,%.3f,%.3f\n", label, su.interposed, gt_nranks,
                 x->rank, (long long)x->bytes, x->variant ? "direct" : "wrapped", x->n, x->median,
                 x->p5, x->p95, x->mean);
         if (x->rank == 0)
@@ -207,11 +220,6 @@ static int online_mode(int argc, char **argv) {
   const char *label = argv[2];
   int block[2] = {argc > 3 ? atoi(argv[3]) : 4000, argc > 5 ? atoi(argv[5]) : 60};
   int nblocks[2] = {argc > 4 ? atoi(argv[4]) : 36, argc > 6 ? atoi(argv[6]) : 18};
-  size_t large_mib = argc > 7 ? (size_t)atol(argv[7]) : 256;
-  int nbufs = argc > 8 ? atoi(argv[8]) : 4;
-  if (nbufs < 1 || nbufs > 16)
-    nbufs = 1;
-  size_t bytes[2] = {8, large_mib << 20};
   const char *pm = getenv("LOCKSTEP_POLL_MS");
   int gap_ms = (int)((pm && *pm ? atoi(pm) : 10) * 5 / 2);
   if (gap_ms < 25)
@@ -219,12 +227,7 @@ static int online_mode(int argc, char **argv) {
 
   int (*toggle)(int) = (int (*)(int))(uintptr_t)dlsym(RTLD_DEFAULT, "lockstep_online_set_enabled");
   struct setup su;
-  setup(&su, bytes[1], nbufs);
-  allreduce_fn direct = su.direct, wrapped = su.wrapped;
-  int interposed = su.interposed;
-  float *const *bufs = su.bufs;
-  cudaStream_t s = su.s;
-  ncclComm_t comm = su.comm;
+  setup(&su, argc > 7 ? (size_t)atol(argv[7]) : 256, argc > 8 ? atoi(argv[8]) : 4);
   /* after the first recorded call: the toggle answers -1 before it (nothing recorded) */
   int toggle_rc = toggle ? toggle(1) : -2;
 
@@ -235,35 +238,31 @@ static int online_mode(int argc, char **argv) {
   double *lat = malloc(sizeof(double) * (size_t)maxn);
   int nrow = 0;
   for (int z = 0; z < 2; z++) {
-    size_t count = bytes[z] / sizeof(float);
-    for (int i = 0; i < (z ? 5 * nbufs : 200); i++) {
-      float *buf = bufs[z ? (i / 2) % nbufs : 0];
-      GT_NCCL((i & 1 ? direct : wrapped)(buf, buf, count, ncclFloat, ncclSum, comm, s));
-      GT_CUDA(cudaStreamSynchronize(s));
-    }
+    size_t count = su.bytes[z] / sizeof(float);
+    warm_up(&su, z);
     for (int b = 0; b < nblocks[z]; b++)
       for (int k = 0; k < NARMS; k++) {
         int arm = perms[b % 6][k];
         if (toggle && toggle(arm == ARM_ON) < 0)
           toggle_rc = -1;
-        allreduce_fn fn = arm == ARM_NONE ? direct : wrapped;
+        allreduce_fn fn = arm == ARM_NONE ? su.direct : su.wrapped;
         gt_sleep_ms(gap_ms); /* what an "on" block left is published now */
         for (int i = 0; i < 20; i++) {
-          float *buf = bufs[z ? i % nbufs : 0];
-          GT_NCCL(direct(buf, buf, count, ncclFloat, ncclSum, comm, s));
-          GT_CUDA(cudaStreamSynchronize(s));
+          float *buf = su.bufs[z ? i % su.nbufs : 0];
+          GT_NCCL(su.direct(buf, buf, count, ncclFloat, ncclSum, su.comm, su.s));
+          GT_CUDA(cudaStreamSynchronize(su.s));
         }
         double sum = 0;
         for (int i = 0; i < block[z]; i++) {
-          float *buf = bufs[z ? i % nbufs : 0];
+          float *buf = su.bufs[z ? i % su.nbufs : 0];
           uint64_t t0 = gt_now_ns();
-          GT_NCCL(fn(buf, buf, count, ncclFloat, ncclSum, comm, s));
-          GT_CUDA(cudaStreamSynchronize(s));
+          GT_NCCL(fn(buf, buf, count, ncclFloat, ncclSum, su.comm, su.s));
+          GT_CUDA(cudaStreamSynchronize(su.s));
           lat[i] = (double)(gt_now_ns() - t0) / 1e3;
           sum += lat[i];
         }
         qsort(lat, (size_t)block[z], sizeof(double), cmp_double);
-        mine[nrow++] = (struct block_row){gt_rank, b, arm, block[z], (int64_t)bytes[z],
+        mine[nrow++] = (struct block_row){gt_rank, b, arm, block[z], (int64_t)su.bytes[z],
                                           pct(lat, block[z], 0.5), sum / block[z],
                                           pct(lat, block[z], 0.95)};
       }
@@ -280,24 +279,22 @@ static int online_mode(int argc, char **argv) {
              MPI_COMM_WORLD);
   int rc = 0;
   if (gt_rank == 0) {
-    FILE *f = fopen(argv[1], "a");
+    FILE *f = open_csv(argv[1],
+                       "label,interposed,toggle,nranks,rank,bytes,block,arm,n,median_us,mean_us,p95_us");
     if (!f) {
-      fprintf(stderr, "%s: cannot write: %s\n", argv[1], strerror(errno));
       rc = 2;
     } else {
-      if (ftell(f) == 0)
-        fprintf(f, "label,interposed,toggle,nranks,rank,bytes,block,arm,n,median_us,mean_us,p95_us\n");
       /* toggle: 1 present and every call took, 0 absent, -1 some call answered -1 */
       int tcol = !toggle ? 0 : all_ok ? 1 : -1;
       for (int i = 0; i < gt_nranks * nrows; i++) {
         struct block_row *x = &all[i];
-        fprintf(f, "%s,%d,%d,%d,%d,%lld,%d,%s,%d,%.3f,%.3f,%.3f\n", label, interposed, tcol,
+        fprintf(f, "%s,%d,%d,%d,%d,%lld,%d,%s,%d,%.3f,%.3f,%.3f\n", label, su.interposed, tcol,
                 gt_nranks, x->rank, (long long)x->bytes, x->block, arm_name[x->arm], x->n,
                 x->median, x->mean, x->p95);
       }
       fclose(f);
       printf("%s: %d blocks x %d arms written (interposed %d, toggle %d)\n", label,
-             nblocks[0] + nblocks[1], NARMS, interposed, tcol);
+             nblocks[0] + nblocks[1], NARMS, su.interposed, tcol);
     }
   }
   free(lat);
