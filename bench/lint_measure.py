@@ -2,6 +2,12 @@
 """lint_measure.py — time `lockstep lint` against `clang -fsyntax-only` on the
 same translation units with the same flags and print markdown tables.
 
+Two baselines: *clang* gets the TU's flags plus what lint adds to parse it
+(-resource-dir, the CUDA host-side set): the bare parse a user runs, which the
+targets are about. *clang -w* gets exactly libclang's arguments, including the
+final -w lint adds because it reports no compiler warnings: the same frontend
+work, so lint − clang -w is lint's own work (walk, analysis, output).
+
 Runs are interleaved (lint, clang, lint+phase shim, lint, clang, ...) after one
 discarded warm-up of each, and medians are reported, because the machine is
 shared and noisy. Peak RSS comes from `/usr/bin/time -f %M`. The phase shim
@@ -28,7 +34,7 @@ MPI_INC = ["/usr/lib/x86_64-linux-gnu/openmpi/include",
 def flags_for(path, extra):
     """The flags a user gives lint after `--` (as tests/fixtures.cmake does);
     lint adds its own (.cu: the CUDA host-side set), and clang gets all of
-    them, as captured from lint's libclang call."""
+    them, as captured from lint's libclang call (clang -w also lint's -w)."""
     return ["-I" + CUDA_INC] + ["-I" + d for d in MPI_INC] + extra
 
 
@@ -92,7 +98,8 @@ class Runner:
 
     def captured_flags(self, files, args_out):
         """The arguments lint gave libclang for `files` (from the shim's log),
-        minus the files themselves; None if they differ between the files."""
+        minus the files themselves; None if they differ between the files.
+        (The last is the -w lint adds, see analyzer/tu.c ls_tu_parse.)"""
         seen = []
         with open(args_out, errors="replace") as fh:
             for line in fh.read().splitlines():
@@ -112,7 +119,7 @@ class Runner:
         plint = ["env", "LD_PRELOAD=" + self.a.phase_shim,
                  "LOCKSTEP_BENCH_PHASE_OUT=" + phase_out] + lint
         res = {"name": name, "files": files, "lines": count_lines(files), "flags": flags,
-               "lint": [], "clang": [], "phase": [], "error": None}
+               "lint": [], "clang": [], "clang_w": [], "phase": [], "error": None}
         # Warm-up (page cache, dynamic loader): discarded, but checked. Lint's
         # warm-up also records the exact libclang arguments (lint adds its own:
         # -resource-dir, and for .cu the CUDA host-side set), which clang then gets.
@@ -136,8 +143,12 @@ class Runner:
         if cflags is None:
             res["error"] = "could not capture lint's libclang arguments (phase shim not loaded?)"
             return res
-        res["clang_flags"] = cflags
-        clang = self.clang_cmd(files, cflags)
+        if cflags[-1:] != ["-w"]:
+            res["error"] = "lint's libclang arguments do not end in the -w it adds: an older lint?"
+            return res
+        res["clang_flags"] = cflags[:-1]
+        clang = self.clang_cmd(files, cflags[:-1])
+        clang_w = self.clang_cmd(files, cflags)
         w = self.timed(clang, out=diag_out)
         if w is not None and w[3] == 1 and res["tu_errors"]:
             # Both fail to parse it the same way: still comparable, but marked.
@@ -148,7 +159,7 @@ class Runner:
                     w and w[3], fh.read()[-300:].replace("\n", " "))
             return res
         for _ in range(self.a.runs):
-            for key, cmd in (("lint", lint), ("clang", clang), ("phase", plint)):
+            for key, cmd in (("lint", lint), ("clang", clang), ("clang_w", clang_w), ("phase", plint)):
                 if key == "phase" and not self.a.phase_shim:
                     continue
                 if key == "phase" and os.path.exists(phase_out):
@@ -165,6 +176,7 @@ class Runner:
         if instr:
             res["lint_ir"] = self.instructions(lint)
             res["clang_ir"] = self.instructions(clang)
+            res["clang_w_ir"] = self.instructions(clang_w)
         return res
 
 
@@ -183,10 +195,14 @@ def summarize(res):
     s["clang_kib"] = med([r[1] for r in res["clang"]])
     s["lint_cpu"] = med([r[2] for r in res["lint"]])
     s["clang_cpu"] = med([r[2] for r in res["clang"]])
+    s["clang_w_s"] = med([r[0] for r in res["clang_w"]])
     s["time_x"] = s["lint_s"] / s["clang_s"]
+    s["time_wx"] = s["lint_s"] / s["clang_w_s"]
     s["cpu_x"] = s["lint_cpu"] / s["clang_cpu"] if s["clang_cpu"] > 0 else float("nan")
     s["lint_ir"], s["clang_ir"] = res.get("lint_ir"), res.get("clang_ir")
     s["ir_x"] = s["lint_ir"] / s["clang_ir"] if s["lint_ir"] and s["clang_ir"] else None
+    s["clang_w_ir"] = res.get("clang_w_ir")
+    s["ir_wx"] = s["lint_ir"] / s["clang_w_ir"] if s["lint_ir"] and s["clang_w_ir"] else None
     s["mem_x"] = s["lint_kib"] / s["clang_kib"]
     if res["phase"]:
         s["parse_s"] = med([r[4]["parse_ns"] / 1e9 for r in res["phase"]])
@@ -207,17 +223,19 @@ def verdict(s, tmax, mmax):
     return f"time {t}, mem {m}"
 
 
-HDR = ("| input | lines | findings | lint s | clang s | **time ×** | cpu × | instr × | lint MiB "
-       "| clang MiB | **mem ×** | lint parse s | lint walk s | lint rest s | verdict |\n"
-       "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+HDR = ("| input | lines | findings | lint s | clang s | **time ×** | cpu × | instr × | clang -w s "
+       "| time × -w | instr × -w | lint MiB | clang MiB | **mem ×** | lint parse s | lint walk s "
+       "| lint rest s | verdict |\n"
+       "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
 
 
 def row(s, a):
     if s["error"]:
-        return f"| {s['name']} | {s['lines']} | — | error: {s['error'][:120]} ||||||||||||"
+        return f"| {s['name']} | {s['lines']} | — | error: {s['error'][:120]} |||||||||||||||"
     return (f"| {s['name']} | {s['lines']} | {s['findings']} | {fmt(s['lint_s'])} | "
             f"{fmt(s['clang_s'])} | **{s['time_x']:.2f}** | {fmt(s.get('cpu_x'), 2)} | "
-            f"{fmt(s.get('ir_x'), 2)} | {s['lint_kib'] / 1024:.1f} | "
+            f"{fmt(s.get('ir_x'), 2)} | {fmt(s.get('clang_w_s'))} | {fmt(s.get('time_wx'), 2)} | "
+            f"{fmt(s.get('ir_wx'), 2)} | {s['lint_kib'] / 1024:.1f} | "
             f"{s['clang_kib'] / 1024:.1f} | **{s['mem_x']:.2f}** | {fmt(s.get('parse_s'))} | "
             f"{fmt(s.get('visit_s'))} | {fmt(s.get('rest_s', 0) - s.get('visit_s', 0))} | "
             f"{verdict(s, a.time_target, a.mem_target)} |")
@@ -243,7 +261,7 @@ def linearity(ser):
     out.append("\n**Linearity**: one function scaled K× (`lint_gen.py --single K`). *analysis* = "
                "lint's process time outside libclang's parse/dispose (AST walk included), from "
                "the phase shim; Δ = minus the K=0 TU (same program, empty function).\n")
-    out.append("| K | lines | findings | lint s | clang s | lint − clang s | lint parse s "
+    out.append("| K | lines | findings | lint s | clang -w s | lint − clang -w s | lint parse s "
                "| of it walk s | analysis s | Δ analysis s | Δ / K | Δ(K)/Δ(1) (linear: K) |")
     out.append("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 
@@ -257,7 +275,7 @@ def linearity(ser):
         d = d_of(s)
         rel = d / d_of(one) if one and s["k"] else float("nan")
         out.append(f"| {s['k']} | {s['lines']} | {s['findings']} | {fmt(s['lint_s'])} | "
-                   f"{fmt(s['clang_s'])} | {fmt(s['lint_s'] - s['clang_s'])} | "
+                   f"{fmt(s['clang_w_s'])} | {fmt(s['lint_s'] - s['clang_w_s'])} | "
                    f"{fmt(s.get('parse_s'))} | {fmt(s.get('visit_s'))} | {fmt(s.get('rest_s'))} | "
                    f"{fmt(d)} | {fmt(d / s['k'] if s['k'] else float('nan'), 4)} | {fmt(rel, 1)} |")
     e = growth([(s["k"], d_of(s)) for s in ok])
@@ -267,12 +285,12 @@ def linearity(ser):
                    "instruction counts for a noise-free figure).")
     if any(s.get("lint_ir") for s in ok):
         def own(s):
-            return (s["lint_ir"] - s["clang_ir"]) if s.get("lint_ir") and s.get("clang_ir") else None
+            return (s["lint_ir"] - s["clang_w_ir"]) if s.get("lint_ir") and s.get("clang_w_ir") else None
         b = own(base) if base else 0
         out.append("\nInstructions (valgrind cachegrind, one run each; deterministic). *own* = "
-                   "lint − clang (same parser: libclang's parse executes within 0.2% of "
-                   "`clang -fsyntax-only`), Δ own = minus K=0:\n")
-        out.append("| K | lines | lint Minstr | clang Minstr | instr × | own Minstr | Δ own Minstr "
+                   "lint − clang -w (same parser and flags: libclang's parse executes within 0.2% "
+                   "of `clang -fsyntax-only` given the same arguments), Δ own = minus K=0:\n")
+        out.append("| K | lines | lint Minstr | clang -w Minstr | instr × -w | own Minstr | Δ own Minstr "
                    "| Δ own / K | Δ(K)/Δ(1) (linear: K) |")
         out.append("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         d1 = (own(one) - b) if one and own(one) is not None else None
@@ -284,7 +302,7 @@ def linearity(ser):
             d = o - (b or 0)
             pts.append((s["k"], d))
             out.append(f"| {s['k']} | {s['lines']} | {s['lint_ir'] / 1e6:.0f} | "
-                       f"{s['clang_ir'] / 1e6:.0f} | {s['lint_ir'] / s['clang_ir']:.2f} | "
+                       f"{s['clang_w_ir'] / 1e6:.0f} | {s['lint_ir'] / s['clang_w_ir']:.2f} | "
                        f"{o / 1e6:.0f} | {d / 1e6:.0f} | "
                        f"{fmt(d / 1e6 / s['k'] if s['k'] else float('nan'), 1)} | "
                        f"{fmt(d / d1 if d1 and s['k'] else float('nan'), 1)} |")
@@ -347,7 +365,9 @@ def main():
     ok = [s for s in fx if not s["error"]]
     tus = [summarize(x) for x in raw["tus"]]
     out.append(f"Medians of {a.runs} interleaved runs each (wall time; *cpu ×*: user+sys, less sensitive to a busy machine; *instr ×*: instructions, valgrind, when counted); targets: time × ≤ {a.time_target}, "
-               f"mem × ≤ {a.mem_target}. *lint parse/rest*: from the phase shim "
+               f"mem × ≤ {a.mem_target}, against *clang*: `clang -fsyntax-only` with the TU's flags. "
+               "*× -w*: against `clang -fsyntax-only -w`, libclang's exact arguments (lint adds -w: "
+               "it reports no compiler warnings), i.e. the same frontend work. *lint parse/rest*: from the phase shim "
                "(time inside libclang's parse calls), *walk* (inside outermost clang_visitChildren: the AST "
                "walk and its callbacks), *rest* (the remainder of the process after the shim's "
                "constructor: rules, CFG, taint, checks, output; dynamic loading is before it).\n")
@@ -356,11 +376,12 @@ def main():
         agg = {"name": f"fixtures: {len(ok)} TUs one by one (sum of medians; mem: worst file)",
                "lines": sum(s["lines"] for s in ok), "error": None,
                "findings": sum(s["findings"] for s in ok)}
-        for k in ("lint_s", "clang_s", "parse_s", "rest_s", "visit_s", "lint_cpu", "clang_cpu"):
+        for k in ("lint_s", "clang_s", "clang_w_s", "parse_s", "rest_s", "visit_s", "lint_cpu", "clang_cpu"):
             agg[k] = sum(s.get(k, 0.0) for s in ok)
         worst_mem = max(ok, key=lambda s: s["mem_x"])
         agg["lint_kib"], agg["clang_kib"] = worst_mem["lint_kib"], worst_mem["clang_kib"]
         agg["time_x"] = agg["lint_s"] / agg["clang_s"]
+        agg["time_wx"] = agg["lint_s"] / agg["clang_w_s"]
         agg["cpu_x"] = agg["lint_cpu"] / agg["clang_cpu"] if agg["clang_cpu"] else float("nan")
         agg["mem_x"] = worst_mem["mem_x"]
         out.append(row(agg, a))
