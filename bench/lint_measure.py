@@ -8,8 +8,8 @@ targets are about. *clang -w* gets exactly libclang's arguments, including the
 final -w lint adds because it reports no compiler warnings: the same frontend
 work, so lint − clang -w is lint's own work (walk, analysis, output).
 
-Runs are interleaved (lint, clang, lint+phase shim, lint, clang, ...) after one
-discarded warm-up of each, and medians are reported, because the machine is
+Runs are interleaved (lint, clang, clang -w, lint+phase shim, then the reverse
+order, ...) after one discarded warm-up of each, and medians are reported, because the machine is
 shared and noisy. Peak RSS comes from `/usr/bin/time -f %M`. The phase shim
 (lint_phase.c, preloaded only into its own runs) splits lint into the libclang
 parse and the rest. Called by lint_bench.sh; not a test.
@@ -158,8 +158,11 @@ class Runner:
                 res["error"] = "clang -fsyntax-only failed (rc=%s): %s" % (
                     w and w[3], fh.read()[-300:].replace("\n", " "))
             return res
-        for _ in range(self.a.runs):
-            for key, cmd in (("lint", lint), ("clang", clang), ("clang_w", clang_w), ("phase", plint)):
+        arms = (("lint", lint), ("clang", clang), ("clang_w", clang_w), ("phase", plint))
+        for rnd in range(self.a.runs):
+            # the order reversed every other round (as bench/interleave.py does): no arm
+            # always runs right after the same one
+            for key, cmd in (arms if rnd % 2 == 0 else arms[::-1]):
                 if key == "phase" and not self.a.phase_shim:
                     continue
                 if key == "phase" and os.path.exists(phase_out):
