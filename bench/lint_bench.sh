@@ -7,7 +7,9 @@
 #      RUNS (default 5), LINES (generated TU size, default 20000),
 #      BASE_UNITS (1x function size, default 8), WORK (scratch dir),
 #      INSTR (1: also count instructions with valgrind, if installed; default 1),
-#      FIXTURES (0: skip the per-fixture runs, the slowest part; default 1).
+#      FIXTURES (0: skip the per-fixture runs, the slowest part; default 1),
+#      PIN (a CPU number: every timed run on that CPU only, lint and clang alike; on a
+#      shared VM lint's threads taking turns are moved between CPUs more than clang's one).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -26,6 +28,11 @@ die() { echo "lint_bench.sh: $*" >&2; exit 2; }
 [ -x "$LOCKSTEP" ] || die "$LOCKSTEP: not built (cmake -S . -B build && cmake --build build)"
 [ -x "$CLANG" ] || die "$CLANG: not found (apt-get install clang-19)"
 [ -x /usr/bin/time ] || die "/usr/bin/time: not found (apt-get install time)"
+pin=()
+if [ -n "${PIN:-}" ]; then
+  command -v taskset >/dev/null || die "PIN=$PIN: taskset not found"
+  pin=(--pin "$PIN")
+fi
 
 # The phase shim needs libclang's header only; built here, outside the project
 # build, because it is a measuring instrument and not part of lockstep.
@@ -51,10 +58,10 @@ echo "Date: $(date -u '+%Y-%m-%d %H:%M UTC'); machine: $(nproc) cores, ${cpu}, $
      "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "lockstep: $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')" \
      "(${LOCKSTEP#$root/}); clang: $("$CLANG" --version | head -1)"
-echo "Command: RUNS=$RUNS LINES=$LINES BASE_UNITS=$BASE_UNITS INSTR=$INSTR FIXTURES=${FIXTURES:-1} bench/lint_bench.sh"
+echo "Command: RUNS=$RUNS LINES=$LINES BASE_UNITS=$BASE_UNITS INSTR=$INSTR FIXTURES=${FIXTURES:-1}${PIN:+ PIN=$PIN} bench/lint_bench.sh"
 echo
 python3 bench/lint_measure.py --lockstep "$LOCKSTEP" --clang "$CLANG" --phase-shim "$shim" \
-  --runs "$RUNS" --json "$WORK/results.json" "${instr[@]}" \
+  --runs "$RUNS" --json "$WORK/results.json" "${instr[@]}" "${pin[@]}" \
   --fixtures "${fixtures[@]}" \
   --tu "real-world-style: bench/lint_realworld.c=bench/lint_realworld.c" \
   --tu "generated: lint_gen.py --lines $LINES=$WORK/gen_large.c" \

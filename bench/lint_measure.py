@@ -54,7 +54,9 @@ class Runner:
     def timed(self, cmd, out=None):
         """One run: (wall seconds, peak RSS KiB, cpu seconds, exit code)."""
         tf = os.path.join(self.tmp, "time.txt")
-        full = ["/usr/bin/time", "-f", "%M %U %S", "-o", tf] + cmd
+        # --pin: every timed run on one CPU (taskset), so that no arm is moved between CPUs
+        pin = ["taskset", "-c", self.a.pin] if self.a.pin else []
+        full = ["/usr/bin/time", "-f", "%M %U %S", "-o", tf] + pin + cmd
         sink = open(out, "w") if out else subprocess.DEVNULL
         # Blocking wait4 plus a kill timer: subprocess's own timeout polls with
         # sleeps of up to 50 ms, which would quantize every wall time.
@@ -332,6 +334,8 @@ def main():
     ap.add_argument("--series", action="append", default=[], metavar="K=FILE",
                     help="the linearity series: function scaled K x (K=0: empty baseline)")
     ap.add_argument("--json", help="write raw results here")
+    ap.add_argument("--pin", default="", metavar="CPU",
+                    help="run every timed command on this CPU only (taskset -c CPU)")
     ap.add_argument("--instr", action="store_true",
                     help="also count instructions with valgrind (TUs and series; slow)")
     a = ap.parse_args()
@@ -370,7 +374,8 @@ def main():
     out.append(f"Medians of {a.runs} interleaved runs each (wall time; *cpu ×*: user+sys, less sensitive to a busy machine; *instr ×*: instructions, valgrind, when counted); targets: time × ≤ {a.time_target}, "
                f"mem × ≤ {a.mem_target}, against *clang*: `clang -fsyntax-only` with the TU's flags. "
                "*× -w*: against `clang -fsyntax-only -w`, libclang's exact arguments (lint adds -w: "
-               "it reports no compiler warnings), i.e. the same frontend work. *lint parse/rest*: from the phase shim "
+               "it reports no compiler warnings), i.e. the same frontend work." +
+               (f" Every timed run pinned to CPU {a.pin} (`taskset -c {a.pin}`)." if a.pin else "") + " *lint parse/rest*: from the phase shim "
                "(time inside libclang's parse calls), *walk* (inside outermost clang_visitChildren: the AST "
                "walk and its callbacks), *rest* (the remainder of the process after the shim's "
                "constructor: rules, CFG, taint, checks, output; dynamic loading is before it).\n")
