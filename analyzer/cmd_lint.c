@@ -461,16 +461,28 @@ static void *lint_thread(void *arg) {
 
 int ls_cmd_lint(int argc, char **argv) {
   struct opts o = {argc, argv, 2};
+  if (!ls_policy_parallel(argc, argv)) {
+    /* TUs one at a time (no -j N > 1): each is parsed, converted and analyzed on lint's
+     * thread below, which has the 512 MiB stack the conversion's recursion wants, so all
+     * of it on one CPU's caches. libclang would parse on a thread of its own (8 MiB of
+     * stack), which starts on the other CPU: unless told not to, with this variable, read
+     * at each parse; set before any thread exists. */
+    setenv("LIBCLANG_NOTHREADS", "1", 0);
 #ifdef M_ARENA_MAX
-  /* TUs parsed one at a time: lint's threads (this one's, a pool worker, libclang's own
-   * parse thread) take turns, and one malloc arena lets the analysis reuse what libclang
-   * frees when it disposes of a TU. glibc gives each thread an arena of its own, so the
-   * analysis would fault in fresh pages instead: 21.2k page faults instead of 16.9k and
-   * 5 % more time on the generated benchmark TU (bench/RESULTS.md, session 4). -j keeps
-   * the arenas per thread, for the parses that run at once. */
-  if (!ls_policy_parallel(argc, argv))
+    /* One malloc arena, so that the analysis reuses what libclang frees when it disposes of
+     * a TU (with an arena per thread: 21.2k page faults instead of 16.9k, 5 % more time on
+     * the generated benchmark TU, bench/RESULTS.md session 4), and fixed mmap and trim
+     * thresholds: glibc's move up to the largest mapped block freed so far, so whether the
+     * analysis's 1 MiB arena chunks and its tables reused that memory or faulted in fresh
+     * mappings depended on what libclang happened to free (session 5: 2k faults either
+     * way); a fixed mmap threshold alone leaves the trim threshold at 128 KiB, and scratch
+     * buffers (check_nested_exit's stack, 476 KiB a branch in a 16,500-line function) went
+     * back to the kernel and faulted in again at every reuse. lint is a short run: what it frees stays for reuse until it exits. */
     mallopt(M_ARENA_MAX, 1);
+    mallopt(M_MMAP_THRESHOLD, 4 << 20);
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
 #endif
+  }
   pthread_attr_t at;
   pthread_t th;
   pthread_attr_init(&at);

@@ -75,13 +75,16 @@ int ls_parse_all(ls_program *p, const ls_tu_job *jobs, size_t njobs, const ls_pa
   pthread_attr_init(&at);
   /* the node conversion recurses over the AST's depth, as on lint's main thread */
   pthread_attr_setstacksize(&at, (size_t)512 << 20);
+  /* One at a time: on this thread (lint's own, with the same 512 MiB stack). A worker of
+   * its own would start on the other CPU: the conversion, and then lint's analysis of
+   * the nodes, would read what the thread before wrote from another CPU's caches. */
   int started = 0;
-  for (int i = 0; th && i < nthreads; i++) {
+  for (int i = 0; th && nthreads > 1 && i < nthreads; i++) {
     if (pthread_create(&th[i], &at, worker, &pl) != 0)
       break;
     started++;
   }
-  if (!started) /* no thread at all: do the work here */
+  if (!started) /* one job at a time, or no thread could start: here */
     worker(&pl);
   for (int i = 0; i < started; i++)
     pthread_join(th[i], NULL);

@@ -146,7 +146,7 @@ static void path_build(ls_program *p, ls_vec *fpaths) {
       ls_vec_push(&refs, fpaths[i].v[k]);
   }
   pcap = 16;
-  while (pcap < 2 * refs.n + 2)
+  while (3 * pcap < 4 * (refs.n + 1)) /* at most 3/4 full */
     pcap *= 2;
   ptab = ls_alloc(p->arena, pcap * sizeof *ptab);
   /* (base, field) -> path entity: most paths are referenced many times, and the key string
