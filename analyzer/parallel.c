@@ -70,25 +70,24 @@ int ls_parse_all(ls_program *p, const ls_tu_job *jobs, size_t njobs, const ls_pa
     nthreads = 1;
   if ((size_t)nthreads > njobs)
     nthreads = njobs ? (int)njobs : 1;
-  pthread_t *th = calloc((size_t)nthreads, sizeof *th);
-  pthread_attr_t at;
-  pthread_attr_init(&at);
-  /* the node conversion recurses over the AST's depth, as on lint's main thread */
-  pthread_attr_setstacksize(&at, (size_t)512 << 20);
   /* One at a time: on this thread (lint's own, with the same 512 MiB stack). A worker of
    * its own would start on the other CPU: the conversion, and then lint's analysis of
    * the nodes, would read what the thread before wrote from another CPU's caches. */
+  pthread_t *th = nthreads > 1 ? calloc((size_t)nthreads, sizeof *th) : NULL;
   int started = 0;
-  for (int i = 0; th && nthreads > 1 && i < nthreads; i++) {
-    if (pthread_create(&th[i], &at, worker, &pl) != 0)
-      break;
-    started++;
+  if (th) {
+    pthread_attr_t at;
+    pthread_attr_init(&at);
+    /* the node conversion recurses over the AST's depth, as on lint's main thread */
+    pthread_attr_setstacksize(&at, (size_t)512 << 20);
+    for (int i = 0; i < nthreads && pthread_create(&th[i], &at, worker, &pl) == 0; i++)
+      started++;
+    pthread_attr_destroy(&at);
   }
   if (!started) /* one job at a time, or no thread could start: here */
     worker(&pl);
   for (int i = 0; i < started; i++)
     pthread_join(th[i], NULL);
-  pthread_attr_destroy(&at);
   free(th);
   pthread_cond_destroy(&pl.turn);
   pthread_mutex_destroy(&pl.mu);

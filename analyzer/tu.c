@@ -148,7 +148,7 @@ struct conv {
   const char *lib_prefix; /* the CUDA toolkit: its headers are library code */
   int want_loc;           /* the next converted node may be a branch condition */
   /* referenced declaration -> entity, so a name used many times costs one USR */
-  /* a declaration as slot_eq compares it: 24 bytes, not a CXCursor's 32 and more (the table's
+  /* a declaration as ref_slot compares it: 24 bytes, not a CXCursor's 32 and more (the table's
    * fresh pages are faulted in while the conversion runs: 1.4k of lint's 14.6k faults on the
    * generated benchmark TU with 48-byte slots at most half full) */
   struct refslot { const void *decl; ls_entity *e; int ckind; } *refs_tab;
@@ -175,9 +175,15 @@ static size_t ptr_hash(const void *p) {
   x = (x ^ (x >> 17)) * 0x9E3779B97F4A7C15ull;
   return (size_t)(x ^ (x >> 29));
 }
-static size_t decl_hash(CXCursor d) { return ptr_hash(d.data[0]) ^ (unsigned)d.kind; }
-static size_t slot_hash(const struct refslot *s) { return ptr_hash(s->decl) ^ (unsigned)s->ckind; }
-static int slot_eq(const struct refslot *s, CXCursor d) { return s->ckind == (int)d.kind && s->decl == d.data[0]; }
+static size_t decl_hash(const void *decl, int kind) { return ptr_hash(decl) ^ (unsigned)kind; }
+
+/* ref's slot in the declaration table: its own, or the empty one where it belongs */
+static struct refslot *ref_slot(struct conv *c, CXCursor ref) {
+  size_t j = decl_hash(ref.data[0], (int)ref.kind) & (c->refs_cap - 1);
+  while (c->refs_tab[j].e && !(c->refs_tab[j].ckind == (int)ref.kind && c->refs_tab[j].decl == ref.data[0]))
+    j = (j + 1) & (c->refs_cap - 1);
+  return &c->refs_tab[j];
+}
 
 static const char *file_name(struct conv *c, CXFile f) {
   if (!f)
@@ -376,7 +382,7 @@ static ls_entity *entity_of(struct conv *c, CXCursor ref, enum ls_ent_kind kind)
       abort();
     for (size_t i = 0; i < c->refs_cap; i++)
       if (c->refs_tab[i].e) {
-        size_t j = slot_hash(&c->refs_tab[i]) & (nc - 1);
+        size_t j = decl_hash(c->refs_tab[i].decl, c->refs_tab[i].ckind) & (nc - 1);
         while (nt[j].e)
           j = (j + 1) & (nc - 1);
         nt[j] = c->refs_tab[i];
@@ -385,18 +391,13 @@ static ls_entity *entity_of(struct conv *c, CXCursor ref, enum ls_ent_kind kind)
     c->refs_tab = nt;
     c->refs_cap = nc;
   }
-  size_t j = decl_hash(ref) & (c->refs_cap - 1);
-  while (c->refs_tab[j].e) {
-    if (slot_eq(&c->refs_tab[j], ref))
-      return c->refs_tab[j].e;
-    j = (j + 1) & (c->refs_cap - 1);
-  }
+  struct refslot *slot = ref_slot(c, ref);
+  if (slot->e)
+    return slot->e;
   ls_entity *e = entity_of_usr(c, ref, kind);
   if (kind == LS_ENT_FUNC && !e->rule_noreturn && !e->def && declared_noreturn(c, ref))
     e->rule_noreturn = 1;
-  c->refs_tab[j].decl = ref.data[0];
-  c->refs_tab[j].e = e;
-  c->refs_tab[j].ckind = (int)ref.kind;
+  *slot = (struct refslot){ref.data[0], e, (int)ref.kind};
   c->refs_n++;
   return e;
 }
@@ -451,9 +452,9 @@ static ls_entity *var_entity(struct conv *c, CXCursor ref) {
     return entity_of(c, ref, LS_ENT_FIELD);
   if (k == CXCursor_VarDecl) {
     if (c->refs_cap) { /* seen before: skip the parent/storage queries */
-      for (size_t j = decl_hash(ref) & (c->refs_cap - 1); c->refs_tab[j].e; j = (j + 1) & (c->refs_cap - 1))
-        if (slot_eq(&c->refs_tab[j], ref))
-          return c->refs_tab[j].e;
+      struct refslot *seen = ref_slot(c, ref);
+      if (seen->e)
+        return seen->e;
     }
     enum CXCursorKind pk = clang_getCursorKind(clang_getCursorSemanticParent(ref));
     int global = !is_function_kind(pk) && pk != CXCursor_LambdaExpr;
