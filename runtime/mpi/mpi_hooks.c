@@ -190,11 +190,17 @@ static struct ls_comm *mpi_comm(MPI_Comm h) {
 
 /* Open addressing, lock-free: a request is inserted by the thread that started the
  * collective and removed by the one that completes it; MPI forbids completing one
- * request twice, so one key never races with itself. */
+ * request twice, so one key never races with itself. But a handle is an address that
+ * MPI reuses as soon as its wait returns: between thread A's MPI_Wait and A's removal
+ * of the entry, thread B can start a collective that gets the same handle (its entry
+ * goes to a later slot) and wait on it, and B's lookup would find A's entry first. So
+ * a wait claims the entries it looks up (REQ_CLAIMED in the value), a lookup passes
+ * claimed ones by, and a wait that did not complete an entry gives it back. */
 #define REQ_SLOTS 4096u
 #define REQ_TOMB ((uintptr_t)1)
 static uintptr_t g_req_key[REQ_SLOTS];
-static uint64_t g_req_val[REQ_SLOTS]; /* record index + 1 */
+static uint64_t g_req_val[REQ_SLOTS]; /* record index + 1, | REQ_CLAIMED while waited on */
+#define REQ_CLAIMED (1ull << 63)
 
 static unsigned req_slot0(uintptr_t k) {
   uint64_t z = (uint64_t)k * 0x9e3779b97f4a7c15ull;
@@ -218,8 +224,8 @@ static void req_insert(uintptr_t k, uint64_t index) {
    * says "not completed" is better than a lock on this path. */
 }
 
-/* Slot of request `k`, or -1. */
-static int req_find(uintptr_t k) {
+/* Slot of request `k`, claimed for the calling wait, or -1. */
+static int req_claim(uintptr_t k) {
   if (k == 0 || k == REQ_TOMB)
     return -1;
   unsigned s = req_slot0(k);
@@ -227,14 +233,21 @@ static int req_find(uintptr_t k) {
     uintptr_t cur = __atomic_load_n(&g_req_key[s], __ATOMIC_ACQUIRE);
     if (cur == 0)
       return -1;
-    if (cur == k && __atomic_load_n(&g_req_val[s], __ATOMIC_ACQUIRE))
+    uint64_t v = cur == k ? __atomic_load_n(&g_req_val[s], __ATOMIC_ACQUIRE) : 0;
+    if (v && !(v & REQ_CLAIMED) &&
+        __atomic_compare_exchange_n(&g_req_val[s], &v, v | REQ_CLAIMED, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
       return (int)s;
   }
   return -1;
 }
 
+/* The record index of a claimed slot */
+static uint64_t req_index(int slot) { return (__atomic_load_n(&g_req_val[slot], __ATOMIC_ACQUIRE) & ~REQ_CLAIMED) - 1; }
+
+static void req_unclaim(int slot) { __atomic_fetch_and(&g_req_val[slot], ~REQ_CLAIMED, __ATOMIC_ACQ_REL); }
+
 static void req_complete(int slot) {
-  uint64_t v = __atomic_exchange_n(&g_req_val[slot], 0, __ATOMIC_ACQ_REL);
+  uint64_t v = __atomic_exchange_n(&g_req_val[slot], 0, __ATOMIC_ACQ_REL) & ~REQ_CLAIMED;
   __atomic_store_n(&g_req_key[slot], REQ_TOMB, __ATOMIC_RELEASE);
   if (v)
     ls_rec_complete(v - 1);
@@ -444,7 +457,7 @@ static void pre_wait(struct ls_call *c) {
   if (!__atomic_load_n(&g_live_reqs, __ATOMIC_ACQUIRE))
     return;
   if (c->args.request) {
-    int s = req_find((uintptr_t) * (MPI_Request *)(intptr_t)c->args.request);
+    int s = req_claim((uintptr_t) * (MPI_Request *)(intptr_t)c->args.request);
     if (s >= 0) {
       tl_tracked[0].pos = 0;
       tl_tracked[0].slot = s;
@@ -453,13 +466,15 @@ static void pre_wait(struct ls_call *c) {
   } else if (ls_mpi_tl.reqs) {
     int cap = MAX_TRACKED;
     for (int i = 0; i < ls_mpi_tl.nreqs; i++) {
-      int s = req_find((uintptr_t)ls_mpi_tl.reqs[i]);
+      int s = req_claim((uintptr_t)ls_mpi_tl.reqs[i]);
       if (s < 0)
         continue;
       if (tl_ntracked == cap) {
         struct tracked *big = malloc((size_t)ls_mpi_tl.nreqs * sizeof *big);
-        if (!big)
+        if (!big) {
+          req_unclaim(s); /* untracked: left pending for a later wait */
           break;
+        }
         memcpy(big, tl_tracked, (size_t)tl_ntracked * sizeof *big);
         tl_tracked = big;
         cap = ls_mpi_tl.nreqs;
@@ -473,7 +488,7 @@ static void pre_wait(struct ls_call *c) {
    * trace); polling (the Test family, flag out-parameter) is not, or a spin loop
    * would fill the trace. */
   if (tl_ntracked && !ls_mpi_tl.out_flag) {
-    c->aux0 = __atomic_load_n(&g_req_val[tl_tracked[0].slot], __ATOMIC_ACQUIRE) - 1;
+    c->aux0 = req_index(tl_tracked[0].slot);
     c->aux1 = (uint64_t)tl_ntracked;
     ls_call_enter(c);
   }
@@ -517,6 +532,9 @@ static void post_wait_done(struct ls_call *c, int64_t rc) {
 
 static void post_wait(struct ls_call *c, int64_t rc) {
   post_wait_done(c, rc);
+  for (int k = 0; k < tl_ntracked; k++) /* still pending (a Test that said no, Waitany's others) */
+    if (tl_tracked[k].slot >= 0)
+      req_unclaim(tl_tracked[k].slot);
   if (tl_tracked != tl_tracked_small)
     free(tl_tracked);
   tl_tracked = tl_tracked_small;
