@@ -347,7 +347,7 @@ struct run {
   ls_func *f;
   int changed;
   int local_only;  /* settling the function's own locals first: no effect leaves it */
-  int local_changed;
+  int local_changed; /* the pass changed one of f's own facts (a local's, a parameter's, the implicit flow) */
 };
 
 static int own_local(const ls_func *f, const ls_entity *e) {
@@ -378,10 +378,12 @@ static void taint_ent(struct run *r, ls_entity *e, const ls_origin *o, int level
     e->ptaint = o;
     ent_changed(e);
     r->changed = 1;
+    r->local_changed |= own_local(r->f, e);
   } else if (!through_ptr && !e->taint) {
     e->taint = o;
     ent_changed(e);
     r->changed = 1;
+    r->local_changed |= own_local(r->f, e);
   }
   if (e->kind == LS_ENT_PARAM && r->f->ent) { /* written through a parameter: an out-param */
     for (int i = 0; i < r->f->nparams && i < 64; i++)
@@ -820,9 +822,9 @@ static void implicit_flow(struct run *r, const ls_origin **condo) {
     }
   }
   free(old);
-  if (changed && r->local_only)
+  if (changed)
     r->local_changed = 1;
-  else if (changed)
+  if (changed && !r->local_only)
     r->changed = 1;
 }
 
@@ -896,8 +898,11 @@ static void pass_func(struct run *r, struct fsx *x, const ls_origin **condo, int
   implicit_flow(r, condo);
 }
 
-/* Settles f's locals (passes that write nothing outside f, until its locals' facts and the
- * implicit flow stop changing), then one pass that applies every effect with that state. */
+/* Settles f's locals: a first pass that writes nothing outside f, then passes that apply
+ * every effect until one changes none of f's own facts (its locals' and parameters' values,
+ * the implicit flow). The last pass is then one with the settled state, as a separate final
+ * pass would be: effects outside f are monotone, so what the earlier passes wrote outside is
+ * part of what the last one writes (one pass less over f than settling locally first). */
 static void run_func(struct run *r, struct fsx *x, ls_vec *writes, ls_vec *paths) {
   ls_func *f = r->f;
   const ls_origin **condo = calloc((size_t)f->nblocks + 1, sizeof *condo);
@@ -906,21 +911,20 @@ static void run_func(struct run *r, struct fsx *x, ls_vec *writes, ls_vec *paths
     abort();
   int settled = 0;
   for (int pass = 0; pass < 6 && !settled; pass++) {
-    /* A run that ends settled repeats its last local pass and then its final pass when it
-     * runs again: nothing new unless what f reads changed since that last local pass began
-     * (writes of the final pass included), or the implicit-flow origins it began with did. */
+    /* A run that ends settled repeats its last pass when it runs again (after a local
+     * one): nothing new unless what f reads changed since that last pass began (its own
+     * writes included), or the implicit-flow origins it began with did. */
     f->tdirty = 0;
     for (int b = 0; b < f->nblocks; b++)
       impl0[b] = f->blocks[b]->impl;
-    r->local_only = 1;
+    r->local_only = pass == 0;
     r->local_changed = 0;
     pass_func(r, x, condo, 1, writes, paths);
-    settled = !r->local_changed;
+    settled = !r->local_only && !r->local_changed;
   }
   r->local_only = 0;
   if (!settled)
     r->changed = 1; /* not settled in a few passes: the outer fixpoint comes back to f */
-  pass_func(r, x, condo, 0, writes, paths);
   for (int b = 0; b < f->nblocks && !f->tdirty; b++)
     if (f->blocks[b]->impl != impl0[b])
       f->tdirty = 1;
