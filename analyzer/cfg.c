@@ -69,7 +69,7 @@ static void item(struct builder *b, ls_node *n) {
 static void emit_dtors(struct builder *b, size_t down_to, const char *file, unsigned line, unsigned col) {
   for (size_t i = b->dtors.n; i > down_to; i--) {
     ls_entity *d = b->dtors.v[i - 1];
-    ls_node *n = ls_alloc(b->p->arena, sizeof *n);
+    ls_node *n = ls_alloc(b->p->nodes, sizeof *n);
     n->kind = CXCursor_CallExpr;
     n->ent = d;
     n->text = d->name;

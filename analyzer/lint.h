@@ -228,6 +228,7 @@ typedef struct ls_tu_info {
 
 typedef struct ls_program {
   ls_arena *arena;
+  ls_arena *nodes;          /* the ls_nodes alone, one 64-byte line each (ls_node_new) */
   const ls_rules *rules;
   ls_vec funcs;             /* ls_func* */
   ls_vec tus;               /* ls_tu_info* */
