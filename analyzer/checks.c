@@ -1200,13 +1200,14 @@ static void flow_sensitive(struct ctx *c, ls_func *f) {
   x.words = (int)(x.cands.n + 63) / 64;
   if (!x.words)
     x.words = 1;
-  x.in = calloc((size_t)f->nblocks * (size_t)x.words, sizeof *x.in);
-  uint64_t *st = calloc((size_t)x.words, sizeof *st);
-  if (!x.in || !st)
-    abort();
   /* Without candidates the state is empty and ls_expr_taint reads the same with or without
    * it (only entities with a bit consult it), and fs_step only sets bits: no solve, no steps. */
   int track = x.cands.n > 0;
+  /* the block states only where there is a solve (it clears them) */
+  x.in = track ? malloc((size_t)f->nblocks * (size_t)x.words * sizeof *x.in) : NULL;
+  uint64_t *st = calloc((size_t)x.words, sizeof *st);
+  if ((track && !x.in) || !st)
+    abort();
   /* implicit flow depends on which branches are rank-dependent, which depends on the
    * state: iterate a few rounds from the flow-insensitive guess */
   for (int round = 0; round < 3; round++) {

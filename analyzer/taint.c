@@ -873,7 +873,7 @@ static void pass_func(struct run *r, struct fsx *x, const ls_origin **condo, int
       }
       x->words = W;
       free(x->in);
-      x->in = calloc((size_t)f->nblocks * (size_t)W, sizeof *x->in);
+      x->in = malloc((size_t)f->nblocks * (size_t)W * sizeof *x->in); /* fs_solve clears it */
       if (!x->in)
         abort();
       fs_solve(p, f, x);
