@@ -27,7 +27,7 @@ struct builder {
 };
 
 static ls_block *new_block(struct builder *b) {
-  ls_block *k = ls_alloc(b->p->arena, sizeof *k);
+  ls_block *k = ls_alloc_lines(b->p->lines, sizeof *k);
   k->id = (int)b->blocks.n;
   ls_vec_push(&b->blocks, k);
   return k;
@@ -69,7 +69,7 @@ static void item(struct builder *b, ls_node *n) {
 static void emit_dtors(struct builder *b, size_t down_to, const char *file, unsigned line, unsigned col) {
   for (size_t i = b->dtors.n; i > down_to; i--) {
     ls_entity *d = b->dtors.v[i - 1];
-    ls_node *n = ls_alloc(b->p->nodes, sizeof *n);
+    ls_node *n = ls_alloc_lines(b->p->lines, sizeof *n);
     n->kind = CXCursor_CallExpr;
     n->ent = d;
     n->text = d->name;

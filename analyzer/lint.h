@@ -30,6 +30,9 @@ static inline void *ls_alloc(ls_arena *a, size_t n) {
   a->cur += n; /* chunks are never reused, so calloc's zeroes are still there */
   return p;
 }
+/* n rounded up to whole 64-byte lines: in an arena that holds nothing else (chunks start
+ * on a line), each object starts on a line of its own */
+static inline void *ls_alloc_lines(ls_arena *a, size_t n) { return ls_alloc(a, (n + 63) & ~(size_t)63); }
 char *ls_strdup(ls_arena *a, const char *s);
 char *ls_strndup(ls_arena *a, const char *s, size_t n);
 
@@ -176,27 +179,36 @@ static inline const ls_node_x *ls_nx(const ls_node *n) { /* n's rare fields, for
 ls_node_x *ls_node_ext(ls_arena *a, ls_node *n); /* n's rare fields, for writing (made at need) */
 
 /* ---- CFG ---- */
+/* 192 bytes, each block on a 64-byte boundary (ls_program.lines): the analysis passes over
+ * all blocks of a function several times, and a function of 30k blocks does not stay in
+ * the cache between passes, so the fields most passes read share the first cache line. */
 typedef struct ls_block {
+  /* first line: what the taint passes, the implicit flow and the walks read */
   int id;
-  ls_node **items; int nitems, capitems; /* side-effecting nodes in evaluation order */
+  int nitems;
+  ls_node **items;          /* side-effecting nodes in evaluation order */
+  struct ls_block **succ;
+  int nsucc;
+  unsigned mark;
   ls_node *cond;            /* branch condition (NULL: unconditional) */
-  ls_node *term;            /* return statement ending this block, if any */
-  struct ls_block **succ; int nsucc, capsucc;
-  struct ls_block **pred; int npred, cappred;
-  /* analysis state */
   struct ls_block *ipdom;
-  int rpo, po;              /* postorder number in the reverse CFG */
+  const ls_origin *impl;            /* control-dependent on a rank-dependent branch */
   const ls_origin *cond_taint;
+  /* second line: sequence memo and loop facts (checks.c) */
   uint64_t h; long len; int hstate; /* collective-sequence hash to exit (suffix) */
+  int stop, ends;           /* sequence memo: truncated at block `stop` (-1: none); ends in abort */
+  int cyc_ev;               /* on a cycle (strongly connected component) that issues collectives */
+  int is_loop;              /* loop condition block */
+  int nstop;                /* checks.c's report walks: how many of the open ones stop here */
+  ls_node *term;            /* return statement ending this block, if any */
+  struct ls_block **pred; int npred;
+  /* the rest */
+  int rpo, po;              /* postorder number in the reverse CFG */
   uint32_t gin, gout; int gdone;    /* group depth masks */
   const struct ls_block *cdep;      /* a rank-dependent branch this block depends on */
-  const ls_origin *impl;            /* control-dependent on a rank-dependent branch */
-  unsigned mark;
-  int is_loop;              /* loop condition block */
-  int cyc_ev;               /* on a cycle (strongly connected component) that issues collectives */
-  int stop, ends;           /* sequence memo: truncated at block `stop` (-1: none); ends in abort */
-  int nstop;                /* checks.c's report walks: how many of the open ones stop here */
+  int capitems, capsucc, cappred;
 } ls_block;
+_Static_assert(sizeof(ls_block) <= 192, "ls_block: three cache lines at most");
 
 typedef struct ls_func {
   const char *name, *file;
@@ -228,7 +240,7 @@ typedef struct ls_tu_info {
 
 typedef struct ls_program {
   ls_arena *arena;
-  ls_arena *nodes;          /* the ls_nodes alone, one 64-byte line each (ls_node_new) */
+  ls_arena *lines;          /* nodes and blocks only, each on cache lines of its own (ls_alloc_lines) */
   const ls_rules *rules;
   ls_vec funcs;             /* ls_func* */
   ls_vec tus;               /* ls_tu_info* */

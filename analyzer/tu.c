@@ -21,7 +21,7 @@ ls_program *ls_program_new(const ls_rules *rules) {
   if (!p)
     abort();
   p->arena = ls_arena_new();
-  p->nodes = ls_arena_new();
+  p->lines = ls_arena_new();
   p->rules = rules;
   p->ents = calloc(1, sizeof *p->ents);
   if (!p->ents)
@@ -43,7 +43,7 @@ void ls_program_free(ls_program *p) {
   free(p->ents->slot);
   free(p->ents);
   ls_arena_free(p->arena);
-  ls_arena_free(p->nodes);
+  ls_arena_free(p->lines);
   free(p);
 }
 
@@ -625,7 +625,7 @@ static void collect_call_args(CXCursor call, struct kids *k, struct kids *orig) 
  * point at get one: statements, calls, and the expressions that can be a branch condition
  * (children of statements and of && || ! ?:). */
 static ls_node *new_node(struct conv *c, CXCursor cur, int loc) {
-  ls_node *n = ls_alloc(c->p->nodes, sizeof *n);
+  ls_node *n = ls_alloc_lines(c->p->lines, sizeof *n);
   c->p->nnodes++;
   n->kind = cur.kind;
   if (loc || k_stmt(n->kind) || n->kind == CXCursor_CallExpr || n->kind == CXCursor_LambdaExpr ||
@@ -1204,7 +1204,7 @@ static ls_node *conv_node(struct conv *c, CXCursor cur) {
   ls_node *n = conv_inner(c, cur);
   if (!pr || !n)
     return n;
-  ls_node *w = ls_alloc(c->p->nodes, sizeof *w);
+  ls_node *w = ls_alloc_lines(c->p->lines, sizeof *w);
   c->p->nnodes++;
   w->kind = CXCursor_UnexposedStmt;
   w->text = pr->text;
