@@ -14,6 +14,8 @@ struct jump { ls_block *brk, *cont; size_t scope; };
 struct label { const char *name; ls_block *b; };
 struct dtor { ls_entity *dtor; };
 
+static void forward_order(ls_program *p, ls_func *f);
+
 struct builder {
   ls_program *p;
   ls_func *f;
@@ -462,26 +464,131 @@ void ls_cfg_build(ls_program *p, ls_func *f) {
   free(b.jumps);
   free(b.labels);
   free(b.dtors.v);
-  /* noreturn: the normal exit is unreachable from the entry */
-  ls_block **stack = malloc((size_t)f->nblocks * sizeof *stack);
-  unsigned char *seen = calloc((size_t)f->nblocks, 1);
-  if (!stack || !seen)
+  forward_order(p, f);
+}
+
+/* A work list in f->fwd's order (always the earliest pending block): a block comes after
+ * all its predecessors but those on back edges, and a loop's blocks before what follows
+ * it, so each block is stepped once and a loop again only while its state grows. (First
+ * in, first out took 1.4-1.7 steps per block on bench's 30k-block function.) */
+void ls_cfg_forward(const ls_func *f, int W, uint64_t *in, uint64_t *st, ls_cfg_step *step, void *ctx) {
+  int n = f->nfwd, nw = (n + 63) / 64;
+  /* pending blocks by position; queued: by block id, whether it ever was */
+  uint64_t *pend = calloc((size_t)nw + 1 + ((size_t)f->nblocks + 8) / 8, sizeof *pend);
+  if (!pend)
     abort();
-  int sp = 0;
-  stack[sp++] = f->entry;
-  seen[f->entry->id] = 1;
-  while (sp) {
-    ls_block *k = stack[--sp];
-    for (int i = 0; i < k->nsucc; i++)
-      if (!seen[k->succ[i]->id]) {
-        seen[k->succ[i]->id] = 1;
-        stack[sp++] = k->succ[i];
-      }
+  unsigned char *queued = (unsigned char *)(pend + nw + 1);
+  int lo = 0; /* no pending block before this position */
+  if (n) {
+    pend[0] = 1; /* the entry, first in reverse postorder */
+    queued[f->entry->id] = 1;
   }
-  f->noreturn = !seen[f->exit->id];
-  f->kills_all = f->noreturn && !seen[f->abort_blk->id] && seen[f->killall->id];
-  free(stack);
-  free(seen);
+  for (;;) {
+    int w = lo / 64;
+    uint64_t bits = w < nw ? pend[w] & (~0ull << (lo % 64)) : 0;
+    while (!bits && ++w < nw)
+      bits = pend[w];
+    if (!bits)
+      break;
+    int i = w * 64 + __builtin_ctzll(bits);
+    pend[w] &= ~(1ull << (i % 64));
+    lo = i + 1;
+    ls_block *k = f->fwd[i];
+    memcpy(st, &in[(size_t)k->id * (size_t)W], (size_t)W * sizeof *st);
+    step(ctx, k, st);
+    for (int s = 0; s < k->nsucc; s++) {
+      ls_block *t = k->succ[s];
+      uint64_t *ti = &in[(size_t)t->id * (size_t)W];
+      int changed = 0;
+      for (int j = 0; j < W; j++)
+        if ((ti[j] | st[j]) != ti[j]) {
+          ti[j] |= st[j];
+          changed = 1;
+        }
+      if (changed || !queued[t->id]) {
+        int p = f->fpos[t->id];
+        queued[t->id] = 1;
+        pend[p / 64] |= 1ull << (p % 64);
+        if (p < lo)
+          lo = p;
+      }
+    }
+  }
+  free(pend);
+}
+
+/* The order a forward dataflow visits blocks in (ls_cfg_forward), and noreturn (the
+ * normal exit is not among what the entry reaches). Reverse postorder alone may put what
+ * follows a loop before the loop's body (both are the loop condition's successors), and a
+ * dataflow in that order goes over the rest of the function again each time the loop's
+ * state grows: so each strongly connected component (a loop with what is nested in it) is
+ * made one run, the components in topological order, each in reverse postorder inside.
+ * One iterative depth-first walk (Tarjan's, for 30k-block functions) gives both. */
+static void forward_order(ls_program *p, ls_func *f) {
+  int B = f->nblocks;
+  struct fr { ls_block *b; int i; };
+  /* one allocation: idx, low, comp per block id, stk and cnt per block reached (an even
+   * number of ints, so that the pointers after them are aligned), the walk, the postorder */
+  size_t ints = (5 * (size_t)B + 2) & ~(size_t)1;
+  int *idx = malloc(ints * sizeof(int) + (size_t)B * (sizeof(struct fr) + sizeof(ls_block *)));
+  if (!idx)
+    abort();
+  int *low = idx + B, *comp = low + B, *stk = comp + B, *cnt = stk + B;
+  struct fr *call = (struct fr *)(void *)(idx + ints);
+  ls_block **order = (ls_block **)(void *)(call + B);
+  for (int i = 0; i < B; i++)
+    idx[i] = -1;
+  int next = 0, sp = 0, cp = 0, ncomp = 0, npost = 0;
+  idx[f->entry->id] = low[f->entry->id] = next++;
+  stk[sp++] = f->entry->id;
+  comp[f->entry->id] = -1; /* -1: on Tarjan's stack */
+  call[cp++] = (struct fr){f->entry, 0};
+  while (cp) {
+    struct fr *t = &call[cp - 1];
+    if (t->i < t->b->nsucc) {
+      ls_block *s = t->b->succ[t->i++];
+      if (idx[s->id] < 0) {
+        idx[s->id] = low[s->id] = next++;
+        stk[sp++] = s->id;
+        comp[s->id] = -1;
+        call[cp++] = (struct fr){s, 0};
+      } else if (comp[s->id] == -1 && idx[s->id] < low[t->b->id]) {
+        low[t->b->id] = idx[s->id];
+      }
+      continue;
+    }
+    ls_block *k = t->b;
+    cp--;
+    order[npost++] = k; /* postorder */
+    if (low[k->id] == idx[k->id]) { /* a component, after every component it reaches */
+      int w;
+      do {
+        w = stk[--sp];
+        comp[w] = ncomp;
+      } while (w != k->id);
+      ncomp++;
+    }
+    if (cp && low[k->id] < low[call[cp - 1].b->id])
+      low[call[cp - 1].b->id] = low[k->id];
+  }
+  /* components by topological rank (ncomp-1-comp), a stable counting sort of the reverse
+   * postorder */
+  memset(cnt, 0, ((size_t)ncomp + 1) * sizeof *cnt);
+  for (int i = 0; i < npost; i++)
+    cnt[ncomp - comp[order[i]->id]]++;
+  for (int r = 1; r <= ncomp; r++)
+    cnt[r] += cnt[r - 1];
+  f->fwd = ls_alloc(p->arena, ((size_t)npost + 1) * sizeof *f->fwd);
+  f->fpos = ls_alloc(p->arena, ((size_t)B + 1) * sizeof *f->fpos);
+  f->nfwd = npost;
+  for (int i = npost - 1; i >= 0; i--) {
+    int at = cnt[ncomp - 1 - comp[order[i]->id]]++;
+    f->fwd[at] = order[i];
+    f->fpos[order[i]->id] = at;
+  }
+  f->noreturn = idx[f->exit->id] < 0;
+  f->kills_all = f->noreturn && idx[f->abort_blk->id] < 0 && idx[f->killall->id] >= 0;
+  free(idx);
 }
 
 /* ---- post-dominators ---- */

@@ -1145,49 +1145,26 @@ static void fs_items(ls_program *p, ls_node *n, struct fs *x) {
     }
 }
 
+static void solve_step(void *ctx, ls_block *k, uint64_t *st) {
+  struct ctx *c = ctx;
+  ls_taint_state(st);
+  for (int i = 0; i < k->nitems; i++)
+    fs_step(c->p, k->items[i], st, k->impl);
+  ls_taint_state(NULL);
+}
+
 static void fs_solve(struct ctx *c, struct fs *x) {
   ls_func *f = x->f;
-  int W = x->words, B = f->nblocks;
-  memset(x->in, 0, (size_t)B * (size_t)W * sizeof *x->in);
+  int W = x->words;
+  memset(x->in, 0, (size_t)f->nblocks * (size_t)W * sizeof *x->in);
   uint64_t *st = calloc((size_t)W, sizeof *st);
-  ls_block **q = malloc(((size_t)B + 1) * sizeof *q);
-  char *inq = calloc((size_t)B, 1);
-  if (!st || !q || !inq)
+  if (!st)
     abort();
   for (int i = 0; i < f->nparams; i++)
     if (f->params[i]->fsidx)
       ls_fs_set(&x->in[f->entry->id * W], f->params[i], 1);
-  int qh = 0, qt = 0, n = B + 1;
-  q[qt++] = f->entry;
-  inq[f->entry->id] = 1;
-  while (qh != qt) {
-    ls_block *k = q[qh];
-    qh = (qh + 1) % n;
-    inq[k->id] = 2; /* 2: processed, out of the queue */
-    memcpy(st, &x->in[k->id * W], (size_t)W * sizeof *st);
-    ls_taint_state(st);
-    for (int i = 0; i < k->nitems; i++)
-      fs_step(c->p, k->items[i], st, k->impl);
-    ls_taint_state(NULL);
-    for (int s2 = 0; s2 < k->nsucc; s2++) {
-      ls_block *t = k->succ[s2];
-      uint64_t *ti = &x->in[t->id * W];
-      int changed = 0;
-      for (int w = 0; w < W; w++)
-        if ((ti[w] | st[w]) != ti[w]) {
-          ti[w] |= st[w];
-          changed = 1;
-        }
-      if ((changed || inq[t->id] == 0) && inq[t->id] != 1) { /* 0: never queued yet */
-        inq[t->id] = 1;
-        q[qt] = t;
-        qt = (qt + 1) % n;
-      }
-    }
-  }
+  ls_cfg_forward(f, W, x->in, st, solve_step, c);
   free(st);
-  free(q);
-  free(inq);
 }
 
 /* Computes cond_taint of every branch with the flow-sensitive state and runs the argument

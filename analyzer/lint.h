@@ -229,6 +229,8 @@ typedef struct ls_func {
   int has_pragma;
   ls_node **refs; int nrefs; /* the body's nodes that name an entity, in preorder (same walk) */
   int noreturn;             /* no path reaches the normal exit */
+  ls_block **fwd; int nfwd; /* the blocks the entry reaches, in topological order, loops together (ls_cfg_forward) */
+  int *fpos;                /* by block id: its index in fwd (blocks the entry reaches only) */
   uint64_t nb_settles;      /* bit i: every normal return has polled param i's communicator ready */
 } ls_func;
 
@@ -281,6 +283,12 @@ int ls_is_cuda_file(const char *file);
 /* CFG */
 void ls_cfg_build(ls_program *p, ls_func *f);
 void ls_cfg_postdom(ls_func *f);
+/* A forward "may" dataflow to its fixpoint over the blocks f's entry reaches: in (W words
+ * per block, by block id) is the union of the predecessors' out-states, and step turns a
+ * block's in-state (a copy in st) into its out-state. The caller clears in and sets the
+ * entry's state; monotone steps give the same fixpoint in any order. */
+typedef void ls_cfg_step(void *ctx, ls_block *k, uint64_t *st);
+void ls_cfg_forward(const ls_func *f, int W, uint64_t *in, uint64_t *st, ls_cfg_step *step, void *ctx);
 /* Writes the CFG shape ("B0 -> B1 B2" per line, entry first) for tests/debugging. */
 void ls_cfg_dump(const ls_func *f, FILE *out);
 

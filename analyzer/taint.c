@@ -728,51 +728,27 @@ static void fs_step(ls_program *p, struct fsx *x, ls_node *n, uint64_t *st, cons
 }
 
 static int nsolve, npass;
+struct solve_ctx { ls_program *p; struct fsx *x; };
+static void solve_step(void *ctx, ls_block *k, uint64_t *st) {
+  struct solve_ctx *s = ctx;
+  fs_state = st;
+  for (int i = 0; i < k->nitems; i++)
+    fs_step(s->p, s->x, k->items[i], st, k->impl);
+  fs_state = NULL;
+}
+
 static void fs_solve(ls_program *p, ls_func *f, struct fsx *x) {
   nsolve++;
-  int W = x->words, B = f->nblocks;
-  memset(x->in, 0, (size_t)B * (size_t)W * sizeof *x->in);
-  uint64_t *st = x->st;
-  ls_block **q = malloc(((size_t)B + 1) * sizeof *q);
-  char *inq = calloc((size_t)B, 1);
-  if (!q || !inq)
-    abort();
+  int W = x->words;
+  memset(x->in, 0, (size_t)f->nblocks * (size_t)W * sizeof *x->in);
   for (int i = 0; i < f->nparams; i++)
     if (f->params[i]->fsidx)
       ls_fs_set(&x->in[f->entry->id * W], f->params[i], 1);
   for (size_t i = 0; i < x->pcands.n; i++) /* what a parameter or member holds: as any object's */
     if (((ls_entity *)x->pcands.v[i])->pbase->kind != LS_ENT_VAR)
       ls_fs_set(&x->in[f->entry->id * W], x->pcands.v[i], 1);
-  int qh = 0, qt = 0, n = B + 1;
-  q[qt++] = f->entry;
-  inq[f->entry->id] = 1;
-  while (qh != qt) {
-    ls_block *k = q[qh];
-    qh = (qh + 1) % n;
-    inq[k->id] = 2; /* processed, out of the queue */
-    memcpy(st, &x->in[k->id * W], (size_t)W * sizeof *st);
-    fs_state = st;
-    for (int i = 0; i < k->nitems; i++)
-      fs_step(p, x, k->items[i], st, k->impl);
-    fs_state = NULL;
-    for (int s2 = 0; s2 < k->nsucc; s2++) {
-      ls_block *t = k->succ[s2];
-      uint64_t *ti = &x->in[t->id * W];
-      int changed = 0;
-      for (int w = 0; w < W; w++)
-        if ((ti[w] | st[w]) != ti[w]) {
-          ti[w] |= st[w];
-          changed = 1;
-        }
-      if ((changed || inq[t->id] == 0) && inq[t->id] != 1) {
-        inq[t->id] = 1;
-        q[qt] = t;
-        qt = (qt + 1) % n;
-      }
-    }
-  }
-  free(q);
-  free(inq);
+  struct solve_ctx s = {p, x};
+  ls_cfg_forward(f, W, x->in, x->st, solve_step, &s);
 }
 
 /* Implicit flow: blocks control-dependent on a rank-dependent branch get its origin, and

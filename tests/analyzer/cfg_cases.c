@@ -65,6 +65,21 @@ void do_while0(void) {
 void for_loop(void) {
   for (int i = 0; i < 3; i++) a();
 }
+/* the dataflow's block order (ls_cfg_forward): nested loops, then more branches after them */
+void loops_order(int n) {
+  while (p()) {
+    for (int i = 0; i < n; i++) {
+      if (p())
+        continue;
+      a();
+    }
+    do b(); while (p());
+  }
+  if (p())
+    c();
+  for (;;)
+    if (p()) break;
+}
 
 /* taint */
 struct ctx { int rank; int size; };

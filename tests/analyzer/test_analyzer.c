@@ -39,6 +39,99 @@ static void expect_cfg(ls_program *p, const char *name, const char *want) {
   free(buf);
 }
 
+/* f->fwd, the dataflow's order: every block the entry reaches once, the entry first, and
+ * every edge forward except back edges of a loop, whose blocks are one run: for an edge
+ * k -> t with t not after k, each block from t to k in the order lies on a cycle through t. */
+static int reaches(const ls_func *f, const ls_block *from, const ls_block *to, unsigned char *seen) {
+  ls_block **st = malloc(((size_t)f->nblocks + 1) * sizeof *st);
+  int sp = 0, hit = 0;
+  memset(seen, 0, (size_t)f->nblocks);
+  st[sp++] = (ls_block *)from;
+  seen[from->id] = 1;
+  while (sp && !hit) {
+    ls_block *k = st[--sp];
+    for (int i = 0; i < k->nsucc; i++) {
+      hit |= k->succ[i] == to;
+      if (!seen[k->succ[i]->id]) {
+        seen[k->succ[i]->id] = 1;
+        st[sp++] = k->succ[i];
+      }
+    }
+  }
+  free(st);
+  return hit;
+}
+
+static void check_order(ls_func *f) {
+  unsigned char *seen = calloc((size_t)f->nblocks, 1), *scratch = malloc((size_t)f->nblocks);
+  int bad = 0, reached = 0;
+  for (int i = 0; i < f->nfwd; i++) {
+    ls_block *k = f->fwd[i];
+    bad |= seen[k->id]++ || f->fpos[k->id] != i;
+  }
+  for (int b = 0; b < f->nblocks; b++) /* the entry reaches exactly what fwd holds */
+    reached += f->blocks[b] == f->entry || reaches(f, f->entry, f->blocks[b], scratch);
+  bad |= reached != f->nfwd || !f->nfwd || f->fwd[0] != f->entry;
+  for (int i = 0; i < f->nfwd && !bad; i++) {
+    ls_block *k = f->fwd[i];
+    for (int s = 0; s < k->nsucc; s++) {
+      ls_block *t = k->succ[s];
+      for (int j = f->fpos[t->id]; j <= i && !bad; j++) /* a back edge: t .. k is one loop */
+        bad |= !(reaches(f, t, f->fwd[j], scratch) && reaches(f, f->fwd[j], t, scratch));
+    }
+  }
+  if (bad) {
+    fprintf(stderr, "FAIL order %s: not a topological order with each loop in one run\n", f->name);
+    failures++;
+  } else {
+    printf("ok order %s\n", f->name);
+  }
+  free(seen);
+  free(scratch);
+}
+
+/* fwd by the dump's block names (B<n> in its numbering, EXIT, VEXIT, ABORT) */
+static void expect_order(ls_program *p, const char *name, const char *want) {
+  ls_func *f = find(p, name);
+  char got[512] = "";
+  size_t k = 0;
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *m = open_memstream(&buf, &len);
+  ls_cfg_dump(f, m); /* the dump numbers blocks in preorder; recover ids by the same walk */
+  fclose(m);
+  free(buf);
+  int *num = malloc((size_t)f->nblocks * sizeof *num), cnt = 0, sp = 0;
+  ls_block **st = malloc(((size_t)f->nblocks * 4 + 1) * sizeof *st);
+  for (int i = 0; i < f->nblocks; i++)
+    num[i] = -1;
+  st[sp++] = f->entry;
+  while (sp) {
+    ls_block *b = st[--sp];
+    if (num[b->id] >= 0 || b == f->exit || b == f->abort_blk || b == f->vexit || b == f->killall)
+      continue;
+    num[b->id] = cnt++;
+    for (int i = b->nsucc - 1; i >= 0; i--)
+      st[sp++] = b->succ[i];
+  }
+  for (int i = 0; i < f->nfwd && k < sizeof got - 16; i++) {
+    ls_block *b = f->fwd[i];
+    if (b == f->exit || b == f->vexit || b == f->abort_blk)
+      k += (size_t)snprintf(got + k, sizeof got - k, "%s%s", i ? " " : "",
+                            b == f->exit ? "EXIT" : b == f->vexit ? "VEXIT" : "ABORT");
+    else
+      k += (size_t)snprintf(got + k, sizeof got - k, "%sB%d", i ? " " : "", num[b->id]);
+  }
+  if (strcmp(got, want)) {
+    fprintf(stderr, "FAIL order %s: want %s, got %s\n", name, want, got);
+    failures++;
+  } else {
+    printf("ok order %s\n", name);
+  }
+  free(num);
+  free(st);
+}
+
 static ls_entity *var_in(ls_node *n, const char *name) {
   if (!n)
     return NULL;
@@ -102,6 +195,10 @@ int main(int argc, char **argv) {
   /* do { } while (0): the constant condition leaves no back edge */
   expect_cfg(p, "do_while0", "B0 -> B1\nB1 a() -> B2\nB2 -> B3\nB3 c() -> EXIT\n");
   expect_cfg(p, "for_loop", "B0 -> B1\nB1 ? -> B2 B4\nB2 a() -> B3\nB3 -> B1\nB4 -> EXIT\n");
+  /* the loop's body before what follows the loop (reverse postorder alone puts B4 first) */
+  expect_order(p, "for_loop", "B0 B1 B2 B3 B4 EXIT VEXIT");
+  for (size_t i = 0; i < p->funcs.n; i++)
+    check_order(p->funcs.v[i]);
 
   expect_taint(p, "taint_cases", "r", 1); /* getenv("RANK") is a rank source */
   expect_taint(p, "taint_cases", "w", 0); /* getenv("WORLD_SIZE") is uniform */
