@@ -167,6 +167,13 @@ struct conv {
   struct pragfile { CXFile file; struct prag { unsigned line, body; const char *text; int used; } *v; int n; } *pf;
   int npf, npend;
   struct pragfile *cur_pf;
+  /* the cursor tree of the top-level function being converted and of its lambdas (see expand) */
+  struct tnode *tab;
+  unsigned tab_n, tab_cap;
+  /* the recording's open ancestors, outermost first: entry, its last child so far, what
+   * identifies it as a parent */
+  struct topen { unsigned idx, last; enum CXCursorKind kind; const void *key; } *open, *top;
+  unsigned open_cap;
 };
 
 /* A declaration cursor is identified by its Decl* (data[0]) and kind, which is what
@@ -469,31 +476,188 @@ static ls_entity *var_entity(struct conv *c, CXCursor ref) {
   return NULL;
 }
 
-struct kids {
-  CXCursor *v;
-  unsigned n, cap;
-  int all; /* keep references too (goto's label) */
-  CXCursor inl[8]; /* most nodes have few children: no malloc for them */
+static int filtered(enum CXCursorKind kind) {
+  return k_ref(kind) || k_attr(kind) || kind == CXCursor_ParmDecl ||
+         kind == CXCursor_StructDecl || kind == CXCursor_UnionDecl || kind == CXCursor_ClassDecl ||
+         kind == CXCursor_EnumDecl || kind == CXCursor_TypedefDecl || kind == CXCursor_TypeAliasDecl ||
+         kind == CXCursor_CXXBaseSpecifier;
+}
+
+/* ---- the cursor tree of a function ----
+ * Each clang_visitChildren call costs ~350 instructions beyond its cursors (libclang builds
+ * and frees a visitor and its work list), and asking it once per converted node did that
+ * 85k times on bench's 16,500-line function. Instead one recursive visit per function records
+ * the cursors lint keeps (`filtered` ones and what lies below them are skipped, as nothing
+ * there is converted), each with its children in visit order, and the conversion reads them
+ * from that table. A recursive visit names each cursor's parent, not its depth: the parent is
+ * found among the open ancestors. Entries whose children are not read as a rule (kids_unread,
+ * a C call's callee) are not entered and are visited on demand, like any cursor that comes
+ * from elsewhere (clang_Cursor_getArgument). */
+#define T_NONE 0xffffffffu /* no child, no sibling */
+#define T_LAZY 0xfffffffeu /* first: children not recorded yet */
+
+/* A cursor of a function body is its kind and data[0..1]: libclang sets xdata to 0 and
+ * data[2] to the TU for every declaration and statement cursor (tcur rebuilds it), which
+ * keeps an entry at 32 bytes, not 40 (bench's 16,500-line function has 250k of them). */
+struct tnode {
+  const void *d0, *d1;
+  enum CXCursorKind kind;
+  unsigned first, next;
 };
-/* `struct kids k = {0}` would zero the inline buffer on every node (~40 bytes of stores
- * per cursor slot): only the header is set. */
-static void kids_init(struct kids *k, int all) {
+static inline CXCursor tcur(const struct conv *c, unsigned i) {
+  const struct tnode *t = &c->tab[i];
+  return (CXCursor){t->kind, 0, {t->d0, t->d1, c->tu}};
+}
+
+/* What libclang's visitor passes as the parent is the cursor it recursed into for declarations,
+ * and for statements and expressions a cursor rebuilt from the same Stmt (whose data[0], the
+ * enclosing declaration, may differ): compare what identifies each. */
+static int same_cursor(CXCursor a, CXCursor b) {
+  return a.kind == b.kind && (k_decl(a.kind) ? a.data[0] == b.data[0] : a.data[1] == b.data[1]);
+}
+
+/* Growth, out of the recording's way: inlined into `record`, it costs two more saved
+ * registers on every call (1.4 M instructions on bench's K = 16 function). */
+static __attribute__((noinline)) void tab_grow(struct conv *c) {
+  c->tab_cap = c->tab_cap ? 2 * c->tab_cap : 4096;
+  c->tab = ls_xrealloc(c->tab, c->tab_cap * sizeof *c->tab);
+}
+static __attribute__((noinline)) struct topen *open_grow(struct conv *c) {
+  size_t n = c->open_cap ? (size_t)(c->top - c->open) + 1 : 0;
+  c->open_cap = c->open_cap ? 2 * c->open_cap : 64;
+  c->open = ls_xrealloc(c->open, c->open_cap * sizeof *c->open);
+  return c->open + n;
+}
+
+static unsigned tab_add(struct conv *c, CXCursor cur) {
+  if (c->tab_n == c->tab_cap)
+    tab_grow(c);
+  c->tab[c->tab_n] = (struct tnode){cur.data[0], cur.data[1], cur.kind, T_LAZY, T_NONE};
+  return c->tab_n++;
+}
+
+/* Kinds that conv_inner converts without their children: a name (its children are
+ * references), a lambda (converted as a function of its own), literals, a goto (its label
+ * is a reference). Recording does not enter them. */
+static inline int kids_unread(enum CXCursorKind k) {
+  return k == CXCursor_DeclRefExpr || k == CXCursor_IntegerLiteral || k == CXCursor_StringLiteral ||
+         k == CXCursor_LambdaExpr || k == CXCursor_FloatingLiteral || k == CXCursor_CharacterLiteral ||
+         k == CXCursor_GotoStmt;
+}
+
+/* what identifies a cursor as a parent (see same_cursor) */
+static inline const void *cur_key(CXCursor cur) { return k_decl(cur.kind) ? cur.data[0] : cur.data[1]; }
+
+static enum CXChildVisitResult record(CXCursor cur, CXCursor parent, CXClientData d) {
+  struct conv *c = d;
+  enum CXCursorKind k = cur.kind;
+  if (filtered(k))
+    return CXChildVisit_Continue;
+  const void *key = cur_key(parent);
+  struct topen *p = c->top;
+  while (p->key != key || p->kind != parent.kind) {
+    if (p == c->open)
+      return CXChildVisit_Break; /* a parent that is no open ancestor: see expand */
+    p--;
+  }
+  if (c->tab_n == c->tab_cap)
+    tab_grow(c);
+  unsigned i = c->tab_n++;
+  struct tnode *t = c->tab + i;
+  t->d0 = cur.data[0];
+  t->d1 = cur.data[1];
+  t->kind = k;
+  t->next = T_NONE;
+  int first = p->last == T_NONE;
+  if (first)
+    c->tab[p->idx].first = i;
+  else
+    c->tab[p->last].next = i;
+  p->last = i;
+  if (kids_unread(k) || (first && p->kind == CXCursor_CallExpr && !c->cplusplus)) {
+    t->first = T_LAZY;
+    c->top = p;
+    return CXChildVisit_Continue;
+  }
+  t->first = T_NONE;
+  if (++p == c->open + c->open_cap)
+    p = open_grow(c);
+  *p = (struct topen){i, T_NONE, k, cur_key(cur)};
+  c->top = p;
+  return CXChildVisit_Recurse;
+}
+
+/* the fallback: children only, each left to be expanded in turn */
+static enum CXChildVisitResult record_level(CXCursor cur, CXCursor parent, CXClientData d) {
+  (void)parent;
+  struct conv *c = d;
+  if (!filtered(cur.kind)) {
+    unsigned i = tab_add(c, cur);
+    if (c->open->last == T_NONE)
+      c->tab[c->open->idx].first = i;
+    else
+      c->tab[c->open->last].next = i;
+    c->open->last = i;
+  }
+  return CXChildVisit_Continue;
+}
+
+/* Records the children of entry i, and theirs, if not done yet. Should libclang name a parent
+ * that matches no open ancestor, what was recorded is dropped and i's children are taken one
+ * level at a time, which needs no matching. */
+static void expand_now(struct conv *c, unsigned i) {
+  unsigned n0 = c->tab_n;
+  for (int level = 0;; level = 1) {
+    c->tab[i].first = T_NONE;
+    c->top = c->open_cap ? c->open : open_grow(c);
+    *c->top = (struct topen){i, T_NONE, c->tab[i].kind, cur_key(tcur(c, i))};
+    if (!clang_visitChildren(tcur(c, i), level ? record_level : record, c) || level)
+      return;
+    c->tab_n = n0;
+  }
+}
+static inline void expand(struct conv *c, unsigned i) {
+  if (c->tab[i].first == T_LAZY)
+    expand_now(c, i);
+}
+
+static int is_wrapper(enum CXCursorKind k) { return k == CXCursor_UnexposedExpr || k == CXCursor_ParenExpr; }
+
+/* Implicit casts and parentheses (a third of all cursors) whose only child is an expression
+ * give way to it: the child i stands for, or i itself. */
+static unsigned wrapped(struct conv *c, unsigned i) {
+  expand(c, i);
+  unsigned k = c->tab[i].first;
+  return k != T_NONE && c->tab[k].next == T_NONE && k_expr(c->tab[k].kind) ? k : i;
+}
+static unsigned unwrap(struct conv *c, unsigned i) {
+  for (unsigned w; is_wrapper(c->tab[i].kind) && (w = wrapped(c, i)) != i;)
+    i = w;
+  return i;
+}
+
+struct kids {
+  unsigned *v; /* table entries */
+  unsigned n, cap;
+  unsigned inl[8]; /* most nodes have few children: no malloc for them */
+};
+/* `struct kids k = {0}` would zero the inline buffer on every node: only the header is set. */
+static void kids_init(struct kids *k) {
   k->v = NULL;
   k->n = k->cap = 0;
-  k->all = all;
 }
 static void kids_free(struct kids *k) {
   if (k->v != k->inl)
     free(k->v);
 }
 
-static void kids_push(struct kids *k, CXCursor cur) {
+static void kids_push(struct kids *k, unsigned i) {
   if (k->n == k->cap) {
     if (!k->cap) {
       k->v = k->inl;
       k->cap = sizeof k->inl / sizeof k->inl[0];
     } else {
-      CXCursor *nv = malloc(2 * k->cap * sizeof *nv);
+      unsigned *nv = malloc(2 * k->cap * sizeof *nv);
       if (!nv)
         abort();
       memcpy(nv, k->v, k->n * sizeof *nv);
@@ -502,124 +666,62 @@ static void kids_push(struct kids *k, CXCursor cur) {
       k->cap *= 2;
     }
   }
-  k->v[k->n++] = cur;
+  k->v[k->n++] = i;
 }
 
-static int filtered(enum CXCursorKind kind) {
-  return k_ref(kind) || k_attr(kind) || kind == CXCursor_ParmDecl ||
-         kind == CXCursor_StructDecl || kind == CXCursor_UnionDecl || kind == CXCursor_ClassDecl ||
-         kind == CXCursor_EnumDecl || kind == CXCursor_TypedefDecl || kind == CXCursor_TypeAliasDecl ||
-         kind == CXCursor_CXXBaseSpecifier;
+/* entry i's children, unwrapped */
+static void collect_unwrapped(struct conv *c, unsigned i, struct kids *k) {
+  expand(c, i);
+  for (unsigned j = c->tab[i].first; j != T_NONE; j = c->tab[j].next)
+    kids_push(k, unwrap(c, j));
 }
 
-static enum CXChildVisitResult collect(CXCursor cur, CXCursor parent, CXClientData d) {
-  (void)parent;
-  struct kids *k = d;
-  if (!k->all && filtered(cur.kind))
-    return CXChildVisit_Continue;
-  kids_push(k, cur);
-  return CXChildVisit_Continue;
+/* A C call's arguments: its children after the first (the callee), unwrapped in k and as the
+ * call has them (wrapper and all) in orig. */
+static void collect_call_args(struct conv *c, unsigned call, struct kids *k, struct kids *orig) {
+  expand(c, call);
+  unsigned j = c->tab[call].first;
+  for (j = j == T_NONE ? j : c->tab[j].next; j != T_NONE; j = c->tab[j].next) {
+    kids_push(orig, j);
+    kids_push(k, unwrap(c, j));
+  }
 }
 
-static ls_node *conv_node(struct conv *c, CXCursor cur);
-static void conv_function(struct conv *c, CXCursor cur, ls_entity *ent, const char *name);
+/* The entry of a cursor that clang_Cursor_getArgument returned: the call's child of that
+ * Stmt, or, not found among them, an entry of its own. */
+static unsigned arg_entry(struct conv *c, unsigned call, CXCursor arg) {
+  expand(c, call);
+  for (unsigned j = c->tab[call].first; j != T_NONE; j = c->tab[j].next)
+    if (same_cursor(arg, tcur(c, j)))
+      return j;
+  return tab_add(c, arg);
+}
 
-static int is_wrapper(enum CXCursorKind k) { return k == CXCursor_UnexposedExpr || k == CXCursor_ParenExpr; }
-
-/* Children without the implicit casts and parentheses around them (a third of all
- * cursors). Asking clang_visitChildren of each wrapper for its one child costs a visitor
- * (a work list allocated and freed) per wrapper; instead the visit of the parent recurses
- * into wrappers and a wrapper whose only child (as `collect` filters them) is an
- * expression gives way to that child, as conv_node would unwrap it. (Call arguments
- * still come one by one from clang_Cursor_getArgument: visiting the call instead also
- * walks its callee and measured 17 M instructions worse on the generated TU.) */
-struct unwrap {
-  struct kids *k;
-  struct kids *orig; /* non-NULL: also each kept child as its parent has it (wrapper and all) */
-  int skip_first;    /* drop the first child (a call's callee) */
-  CXCursor top;
-  int top_decl;
-  struct { CXCursor w; unsigned nkept; int done; } st[16];
-  int depth;
+/* The last child of a given kind, for the few lookups outside function bodies (a class's
+ * destructor) and of what the table leaves out (a goto's label). */
+struct find_kid {
+  enum CXCursorKind kind;
+  CXCursor found;
+  int any;
 };
-
-static int same_expr(CXCursor a, CXCursor b) { return a.kind == b.kind && a.data[1] == b.data[1]; }
-
-static enum CXChildVisitResult collect_unwrap(CXCursor cur, CXCursor parent, CXClientData d) {
-  struct unwrap *u = d;
-  int level;
-  if (u->top_decl ? parent.kind == u->top.kind && parent.data[0] == u->top.data[0] : same_expr(parent, u->top)) {
-    level = 0;
-  } else {
-    for (level = u->depth; level > 0 && !same_expr(parent, u->st[level - 1].w); level--)
-      ;
-    if (!level)
-      return CXChildVisit_Continue; /* not expected: a cursor of no open wrapper */
+static enum CXChildVisitResult find_kid(CXCursor cur, CXCursor parent, CXClientData d) {
+  (void)parent;
+  struct find_kid *f = d;
+  if (cur.kind == f->kind) {
+    f->found = cur;
+    f->any = 1;
   }
-  u->depth = level;
-  enum CXCursorKind kind = cur.kind;
-  if (filtered(kind))
-    return CXChildVisit_Continue;
-  if (!level) {
-    if (u->skip_first) {
-      u->skip_first = 0;
-      return CXChildVisit_Continue;
-    }
-    kids_push(u->k, cur);
-    if (u->orig)
-      kids_push(u->orig, cur);
-    if (!is_wrapper(kind))
-      return CXChildVisit_Continue;
-    u->st[0].w = cur;
-    u->st[0].nkept = 0;
-    u->st[0].done = 0;
-    u->depth = 1;
-    return CXChildVisit_Recurse;
-  }
-  CXCursor *slot = &u->k->v[u->k->n - 1];
-  if (u->st[level - 1].done)
-    return CXChildVisit_Continue;
-  if (++u->st[level - 1].nkept == 1 && k_expr(kind)) {
-    *slot = cur; /* the wrapper's only child so far: it stands for the wrapper */
-    if (!is_wrapper(kind) || level == (int)(sizeof u->st / sizeof u->st[0]))
-      return CXChildVisit_Continue;
-    u->st[level].w = cur;
-    u->st[level].nkept = 0;
-    u->st[level].done = 0;
-    u->depth = level + 1;
-    return CXChildVisit_Recurse;
-  }
-  /* a second child (or a first that is no expression): the wrapper is a node of its own */
-  *slot = u->st[level - 1].w;
-  u->st[level - 1].done = 1;
   return CXChildVisit_Continue;
 }
-
-static void collect_unwrapped(CXCursor parent, struct kids *k) {
-  struct unwrap u; /* not `= {...}`: that would zero the whole wrapper stack per node */
-  u.k = k;
-  u.orig = NULL;
-  u.skip_first = 0;
-  u.top = parent;
-  u.top_decl = k_decl(parent.kind);
-  u.depth = 0;
-  clang_visitChildren(parent, collect_unwrap, &u);
+static int last_kid(CXCursor parent, enum CXCursorKind kind, CXCursor *found) {
+  struct find_kid f = {.kind = kind};
+  clang_visitChildren(parent, find_kid, &f);
+  *found = f.found;
+  return f.any;
 }
 
-/* A C call's arguments, unwrapped, from one visit of the call (its first child, the callee,
- * skipped): asking clang_Cursor_getArgument for each and then visiting each argument's
- * implicit cast for what it wraps cost a visitor per argument (~900 instructions; 51k
- * arguments in the generated benchmark TU). orig: the arguments as the call has them. */
-static void collect_call_args(CXCursor call, struct kids *k, struct kids *orig) {
-  struct unwrap u;
-  u.k = k;
-  u.orig = orig;
-  u.skip_first = 1;
-  u.top = call;
-  u.top_decl = 0;
-  u.depth = 0;
-  clang_visitChildren(call, collect_unwrap, &u);
-}
+static ls_node *conv_node(struct conv *c, unsigned i);
+static void conv_function(struct conv *c, unsigned i, ls_entity *ent, const char *name);
 
 /* Locations cost a macro-expansion lookup each, so only nodes a finding or a note can
  * point at get one: statements, calls, and the expressions that can be a branch condition
@@ -634,7 +736,7 @@ static ls_node *new_node(struct conv *c, CXCursor cur, int loc) {
   return n;
 }
 
-static void set_kids(struct conv *c, ls_node *n, CXCursor *v, unsigned cnt) {
+static void set_kids(struct conv *c, ls_node *n, const unsigned *v, unsigned cnt) {
   n->nkids = cnt;
   n->kids = cnt ? ls_alloc(c->p->arena, cnt * sizeof *n->kids) : NULL;
   int loc = k_stmt(n->kind) || n->kind == CXCursor_ConditionalOperator ||
@@ -642,7 +744,7 @@ static void set_kids(struct conv *c, ls_node *n, CXCursor *v, unsigned cnt) {
             (n->kind == CXCursor_UnaryOperator && n->op == CXUnaryOperator_LNot);
   for (unsigned i = 0; i < cnt; i++) {
     c->want_loc = loc;
-    n->kids[i] = v[i].kind == CXCursor_InvalidFile ? NULL : conv_node(c, v[i]); /* a null cursor */
+    n->kids[i] = v[i] == T_NONE ? NULL : conv_node(c, v[i]);
   }
   c->want_loc = 0;
 }
@@ -656,15 +758,12 @@ static unsigned spell_off(CXSourceLocation l) {
 /* libclang omits absent parts of a for header; find which of init/cond/inc the children
  * are from the positions of the two top-level semicolons. */
 static void conv_for(struct conv *c, ls_node *n, CXCursor cur, struct kids *k) {
-  CXCursor slot[4];
-  for (int i = 0; i < 4; i++)
-    slot[i] = clang_getNullCursor();
-  slot[3] = k->v[k->n - 1];
+  unsigned slot[4] = {T_NONE, T_NONE, T_NONE, k->v[k->n - 1]};
   if (k->n == 4) {
     memcpy(slot, k->v, 4 * sizeof *slot);
   } else if (k->n > 1) {
     CXSourceRange hdr = clang_getRange(clang_getRangeStart(clang_getCursorExtent(cur)),
-                                       clang_getRangeStart(clang_getCursorExtent(slot[3])));
+                                       clang_getRangeStart(clang_getCursorExtent(tcur(c, slot[3]))));
     CXToken *toks = NULL;
     unsigned nt = 0;
     clang_tokenize(c->tu, hdr, &toks, &nt);
@@ -685,7 +784,7 @@ static void conv_for(struct conv *c, ls_node *n, CXCursor cur, struct kids *k) {
     }
     clang_disposeTokens(c->tu, toks, nt);
     for (unsigned i = 0; i + 1 < k->n; i++) {
-      unsigned off = spell_off(clang_getRangeStart(clang_getCursorExtent(k->v[i])));
+      unsigned off = spell_off(clang_getRangeStart(clang_getCursorExtent(tcur(c, k->v[i]))));
       int s = ns < 2 ? (int)i + (k->n == 2 ? 1 : 0) : off < semi[0] ? 0 : off < semi[1] ? 1 : 2;
       if (s > 2)
         s = 2;
@@ -699,16 +798,8 @@ static ls_entity *dtor_of(struct conv *c, CXCursor vardecl) {
   CXType t = clang_getCanonicalType(clang_getCursorType(vardecl));
   if (t.kind != CXType_Record)
     return NULL;
-  CXCursor cls = clang_getTypeDeclaration(t);
-  struct kids k;
-  kids_init(&k, 0);
-  clang_visitChildren(cls, collect, &k);
-  ls_entity *e = NULL;
-  for (unsigned i = 0; i < k.n; i++)
-    if (clang_getCursorKind(k.v[i]) == CXCursor_Destructor)
-      e = entity_of(c, k.v[i], LS_ENT_FUNC);
-  kids_free(&k);
-  return e;
+  CXCursor dtor;
+  return last_kid(clang_getTypeDeclaration(t), CXCursor_Destructor, &dtor) ? entity_of(c, dtor, LS_ENT_FUNC) : NULL;
 }
 
 /* A lambda and calls of it (`operator()` of the closure, declared at the lambda's own
@@ -845,26 +936,20 @@ static int literal_value(struct conv *c, CXCursor cur, ls_node *n) {
   return 1;
 }
 
-static ls_node *conv_inner(struct conv *c, CXCursor cur) {
+static ls_node *conv_inner(struct conv *c, unsigned ci) {
   int loc = c->want_loc;
   c->want_loc = 0;
-  enum CXCursorKind wk = cur.kind;
-  if (wk == CXCursor_UnexposedExpr || wk == CXCursor_ParenExpr) {
-    /* implicit casts and parentheses: keep only what they wrap (a third of all nodes) */
-    struct kids w;
-    kids_init(&w, 0);
-    clang_visitChildren(cur, collect, &w);
-    if (w.n == 1 && k_expr(w.v[0].kind)) {
-      CXCursor inner = w.v[0];
-      kids_free(&w);
+  CXCursor cur = tcur(c, ci);
+  if (is_wrapper(cur.kind)) {
+    unsigned inner = wrapped(c, ci);
+    if (inner != ci) {
       c->want_loc = loc;
       return conv_node(c, inner);
     }
-    kids_free(&w);
   }
   ls_node *n = new_node(c, cur, loc);
   struct kids k;
-  kids_init(&k, 0);
+  kids_init(&k);
   switch (n->kind) {
   case CXCursor_LambdaExpr: {
     char name[256];
@@ -872,7 +957,7 @@ static ls_node *conv_inner(struct conv *c, CXCursor cur) {
     ls_func *outer = c->fn;
     ls_entity *le = lambda_entity(c, cur, name);
     if (!le->def)
-      conv_function(c, cur, le, ls_strdup(c->p->arena, name));
+      conv_function(c, ci, le, ls_strdup(c->p->arena, name));
     c->fn = outer;
     n->ent = le; /* the function it is, for calls that take it (std::thread) */
     return n; /* a lambda is its own function; creating it issues nothing */
@@ -886,14 +971,9 @@ static ls_node *conv_inner(struct conv *c, CXCursor cur) {
       if (c->cplusplus && clang_getCursorKind(ref) == CXCursor_Constructor) {
         /* a constructed object: if nothing owns it (see VarDecl), it is a temporary whose
          * destructor runs at the end of the full expression */
-        CXCursor cls = clang_getCursorSemanticParent(ref);
-        struct kids ck;
-        kids_init(&ck, 0);
-        clang_visitChildren(cls, collect, &ck);
-        for (unsigned i = 0; i < ck.n; i++)
-          if (clang_getCursorKind(ck.v[i]) == CXCursor_Destructor)
-            ls_node_ext(c->p->arena, n)->dtor = entity_of(c, ck.v[i], LS_ENT_FUNC);
-        kids_free(&ck);
+        CXCursor dtor;
+        if (last_kid(clang_getCursorSemanticParent(ref), CXCursor_Destructor, &dtor))
+          ls_node_ext(c->p->arena, n)->dtor = entity_of(c, dtor, LS_ENT_FUNC);
       }
     }
     if (n->ent && !n->ent->rule) { /* taint asks only of calls of non-API functions */
@@ -906,12 +986,12 @@ static ls_node *conv_inner(struct conv *c, CXCursor cur) {
        * In C a call's children are its callee and then its arguments; in C++ (member and
        * operator calls, constructors) and with pragmas pending, argument by argument. */
       struct kids ka, ko;
-      kids_init(&ka, 0);
-      kids_init(&ko, 0);
-      CXCursor *args = NULL, *orig = NULL;
+      kids_init(&ka);
+      kids_init(&ko);
+      unsigned *args = NULL, *orig = NULL;
       if (!c->cplusplus && !c->npend && na > 0) {
-        collect_call_args(cur, &ka, &ko);
-        if (ka.n == (unsigned)na && ko.n == (unsigned)na) {
+        collect_call_args(c, ci, &ka, &ko);
+        if (ka.n == (unsigned)na) {
           args = ka.v;
           orig = ko.v;
         }
@@ -919,10 +999,10 @@ static ls_node *conv_inner(struct conv *c, CXCursor cur) {
       if (!args) {
         kids_free(&ka);
         kids_free(&ko);
-        kids_init(&ka, 0);
-        kids_init(&ko, 0);
+        kids_init(&ka);
+        kids_init(&ko);
         for (int i = 0; i < na; i++)
-          kids_push(&ka, clang_Cursor_getArgument(cur, (unsigned)i));
+          kids_push(&ka, arg_entry(c, ci, clang_Cursor_getArgument(cur, (unsigned)i)));
         args = orig = ka.v;
       }
       int keep = c->keep_str;
@@ -935,7 +1015,7 @@ static ls_node *conv_inner(struct conv *c, CXCursor cur) {
          * stays visible at its expansion location) */
         CXFile tf;
         unsigned tl, tc;
-        clang_getExpansionLocation(clang_getCursorLocation(orig[rf->in_place_buf]), &tf, &tl, &tc, NULL);
+        clang_getExpansionLocation(clang_getCursorLocation(tcur(c, orig[rf->in_place_buf])), &tf, &tl, &tc, NULL);
         CXToken *tok = tf ? clang_getToken(c->tu, clang_getLocation(c->tu, tf, tl, tc)) : NULL;
         if (tok) {
           CXString ts = clang_getTokenSpelling(c->tu, *tok);
@@ -951,7 +1031,7 @@ static ls_node *conv_inner(struct conv *c, CXCursor cur) {
                              r == LS_ROLE_REDOP || r == LS_ROLE_PEER || r == LS_ROLE_COMM)) {
             if (n->kids[i]->ilit || never_constant(n->kids[i]))
               continue; /* a literal normalizes to its value anyway; a parameter never folds */
-            CXEvalResult ev = clang_Cursor_Evaluate(orig[i]);
+            CXEvalResult ev = clang_Cursor_Evaluate(tcur(c, orig[i]));
             if (ev) {
               if (clang_EvalResult_getKind(ev) == CXEval_Int) {
                 char b[32];
@@ -1030,14 +1110,12 @@ static ls_node *conv_inner(struct conv *c, CXCursor cur) {
   case CXCursor_LabelStmt:
     n->text = spelling(c, cur);
     break;
-  case CXCursor_GotoStmt:
-    k.all = 1;
-    clang_visitChildren(cur, collect, &k);
-    for (unsigned i = 0; i < k.n; i++)
-      if (clang_getCursorKind(k.v[i]) == CXCursor_LabelRef)
-        n->text = spelling(c, k.v[i]);
-    kids_free(&k);
+  case CXCursor_GotoStmt: {
+    CXCursor label;
+    if (last_kid(cur, CXCursor_LabelRef, &label))
+      n->text = spelling(c, label);
     return n;
+  }
   case CXCursor_CompoundStmt:
     /* the closing brace: where a function ends, and in C++ where a scope's destructors run */
     if (c->fn_body || c->cplusplus) {
@@ -1052,7 +1130,7 @@ static ls_node *conv_inner(struct conv *c, CXCursor cur) {
   default:
     break;
   }
-  collect_unwrapped(cur, &k);
+  collect_unwrapped(c, ci, &k);
   if (n->kind == CXCursor_ForStmt && k.n)
     conv_for(c, n, cur, &k);
   else
@@ -1187,21 +1265,21 @@ static struct pragfile *scan_pragmas(struct conv *c, CXFile file) {
   return pf;
 }
 
-static ls_node *conv_node(struct conv *c, CXCursor cur) {
+static ls_node *conv_node(struct conv *c, unsigned i) {
   if (!c->npend)
-    return conv_inner(c, cur);
+    return conv_inner(c, i);
   CXFile f;
   unsigned line;
-  clang_getExpansionLocation(clang_getCursorLocation(cur), &f, &line, NULL, NULL);
+  clang_getExpansionLocation(clang_getCursorLocation(tcur(c, i)), &f, &line, NULL, NULL);
   struct prag *pr = NULL;
   if (c->cur_pf && f == c->cur_pf->file)
-    for (int i = 0; i < c->cur_pf->n && !pr; i++)
-      if (!c->cur_pf->v[i].used && c->cur_pf->v[i].body == line) {
-        pr = &c->cur_pf->v[i];
+    for (int j = 0; j < c->cur_pf->n && !pr; j++)
+      if (!c->cur_pf->v[j].used && c->cur_pf->v[j].body == line) {
+        pr = &c->cur_pf->v[j];
         pr->used = 1; /* the outermost node on that line: nodes are converted parents first */
         c->npend--;
       }
-  ls_node *n = conv_inner(c, cur);
+  ls_node *n = conv_inner(c, i);
   if (!pr || !n)
     return n;
   ls_node *w = ls_alloc_lines(c->p->lines, sizeof *w);
@@ -1217,16 +1295,28 @@ static ls_node *conv_node(struct conv *c, CXCursor cur) {
   return w;
 }
 
-static void conv_function(struct conv *c, CXCursor cur, ls_entity *ent, const char *name) {
-  struct kids k;
-  kids_init(&k, 0);
-  clang_visitChildren(cur, collect, &k);
-  CXCursor body = clang_getNullCursor();
-  for (unsigned i = 0; i < k.n; i++)
-    if (clang_getCursorKind(k.v[i]) == CXCursor_CompoundStmt)
-      body = k.v[i];
-  kids_free(&k);
-  if (clang_Cursor_isNull(body))
+/* a lambda's parameters, in order (the table leaves ParmDecls out) */
+struct lambda_params {
+  struct conv *c;
+  ls_vec v;
+};
+static enum CXChildVisitResult lambda_param(CXCursor cur, CXCursor parent, CXClientData d) {
+  (void)parent;
+  struct lambda_params *lp = d;
+  if (cur.kind == CXCursor_ParmDecl)
+    ls_vec_push(&lp->v, entity_of(lp->c, cur, LS_ENT_PARAM));
+  return CXChildVisit_Continue;
+}
+
+/* ci: the function's table entry (a lambda's, in its enclosing function's table) */
+static void conv_function(struct conv *c, unsigned ci, ls_entity *ent, const char *name) {
+  CXCursor cur = tcur(c, ci);
+  expand(c, ci);
+  unsigned body = T_NONE;
+  for (unsigned j = c->tab[ci].first; j != T_NONE; j = c->tab[j].next)
+    if (c->tab[j].kind == CXCursor_CompoundStmt)
+      body = j;
+  if (body == T_NONE)
     return;
   ls_func *f = ls_alloc(c->p->arena, sizeof *f);
   f->name = name;
@@ -1242,17 +1332,12 @@ static void conv_function(struct conv *c, CXCursor cur, ls_entity *ent, const ch
       f->params[i] = entity_of(c, clang_Cursor_getArgument(cur, (unsigned)i), LS_ENT_PARAM);
     f->nparams = np;
   } else if (clang_getCursorKind(cur) == CXCursor_LambdaExpr) {
-    struct kids lk;
-    kids_init(&lk, 1);
-    clang_visitChildren(cur, collect, &lk);
-    unsigned cnt = 0;
-    for (unsigned i = 0; i < lk.n; i++)
-      cnt += clang_getCursorKind(lk.v[i]) == CXCursor_ParmDecl;
-    f->params = ls_alloc(c->p->arena, (cnt + 1) * sizeof *f->params);
-    for (unsigned i = 0; i < lk.n; i++)
-      if (clang_getCursorKind(lk.v[i]) == CXCursor_ParmDecl)
-        f->params[f->nparams++] = entity_of(c, lk.v[i], LS_ENT_PARAM);
-    kids_free(&lk);
+    struct lambda_params lp = {.c = c};
+    clang_visitChildren(cur, lambda_param, &lp);
+    f->params = ls_alloc(c->p->arena, (lp.v.n + 1) * sizeof *f->params);
+    for (size_t i = 0; i < lp.v.n; i++)
+      f->params[f->nparams++] = lp.v.v[i];
+    free(lp.v.v);
   }
   ls_vec_push(&c->p->funcs, f);
   ls_func *outer = c->fn;
@@ -1317,7 +1402,8 @@ static enum CXChildVisitResult top_visit(CXCursor cur, CXCursor parent, CXClient
       clang_disposeString(cs);
       name = ls_strdup(c->p->arena, buf);
     }
-    conv_function(c, cur, e, name);
+    c->tab_n = 0; /* a table per top-level function: the previous one is converted */
+    conv_function(c, tab_add(c, cur), e, name);
   }
   return CXChildVisit_Continue;
 }
@@ -1479,6 +1565,8 @@ void ls_tu_convert(ls_program *p, CXTranslationUnit tu, const char *file, const 
   free(c.renames.v);
   free(c.refs_tab);
   free(c.enum_tab);
+  free(c.tab);
+  free(c.open);
   free(c.lc.line_at);
   for (int i = 0; i < c.npf; i++)
     free(c.pf[i].v);
