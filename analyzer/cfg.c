@@ -527,15 +527,13 @@ void ls_cfg_forward(const ls_func *f, int W, uint64_t *in, uint64_t *st, ls_cfg_
 static void forward_order(ls_program *p, ls_func *f) {
   int B = f->nblocks;
   struct fr { ls_block *b; int i; };
-  /* one allocation: idx, low, comp per block id, stk and cnt per block reached (an even
-   * number of ints, so that the pointers after them are aligned), the walk, the postorder */
-  size_t ints = (5 * (size_t)B + 2) & ~(size_t)1;
-  int *idx = malloc(ints * sizeof(int) + (size_t)B * (sizeof(struct fr) + sizeof(ls_block *)));
-  if (!idx)
+  /* idx, low, comp per block id, stk and cnt per block reached; the walk; the postorder */
+  int *idx = malloc((5 * (size_t)B + 1) * sizeof *idx);
+  struct fr *call = malloc((size_t)B * sizeof *call);
+  ls_block **order = malloc((size_t)B * sizeof *order);
+  if (!idx || !call || !order)
     abort();
   int *low = idx + B, *comp = low + B, *stk = comp + B, *cnt = stk + B;
-  struct fr *call = (struct fr *)(void *)(idx + ints);
-  ls_block **order = (ls_block **)(void *)(call + B);
   for (int i = 0; i < B; i++)
     idx[i] = -1;
   int next = 0, sp = 0, cp = 0, ncomp = 0, npost = 0;
@@ -589,6 +587,8 @@ static void forward_order(ls_program *p, ls_func *f) {
   f->noreturn = idx[f->exit->id] < 0;
   f->kills_all = f->noreturn && idx[f->abort_blk->id] < 0 && idx[f->killall->id] >= 0;
   free(idx);
+  free(call);
+  free(order);
 }
 
 /* ---- post-dominators ---- */

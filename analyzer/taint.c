@@ -614,7 +614,7 @@ static void fs_select(ls_program *p, ls_func *f, struct fsx *x, ls_vec *writes, 
   for (size_t i = 0; i < x->cands.n; i++)
     ((ls_entity *)x->cands.v[i])->fsidx = 0;
   x->cands.n = 0;
-  if (!writes->v) { /* once per function: the items that can make a local uniform */
+  if (!writes->n) { /* once per function: the items that can make a local uniform */
     for (int b = 0; b < f->nblocks; b++)
       for (int j = 0; j < f->blocks[b]->nitems; j++) {
         ls_node *n = f->blocks[b]->items[j];
@@ -623,8 +623,8 @@ static void fs_select(ls_program *p, ls_func *f, struct fsx *x, ls_vec *writes, 
             (n->kind == CXCursor_CallExpr && n->ent && n->ent->rule))
           ls_vec_push(writes, n);
       }
-    if (!writes->v)
-      ls_vec_push(writes, NULL);
+    if (!writes->n)
+      ls_vec_push(writes, NULL); /* none: built all the same */
   }
   /* the states take nblocks x words: past about a million words (very long functions),
    * fewer locals are refined and the rest keep their whole-program facts */
