@@ -473,16 +473,13 @@ void ls_cfg_build(ls_program *p, ls_func *f) {
  * in, first out took 1.4-1.7 steps per block on bench's 30k-block function.) */
 void ls_cfg_forward(const ls_func *f, int W, uint64_t *in, uint64_t *st, ls_cfg_step *step, void *ctx) {
   int n = f->nfwd, nw = (n + 63) / 64;
-  /* pending blocks by position; queued: by block id, whether it ever was */
-  uint64_t *pend = calloc((size_t)nw + 1 + ((size_t)f->nblocks + 8) / 8, sizeof *pend);
+  /* pending blocks by position: at first all, so that each is stepped once in order */
+  uint64_t *pend = calloc((size_t)nw + 1, sizeof *pend);
   if (!pend)
     abort();
-  unsigned char *queued = (unsigned char *)(pend + nw + 1);
+  for (int w = 0; w < nw; w++)
+    pend[w] = w < n / 64 ? ~0ull : (1ull << (n % 64)) - 1;
   int lo = 0; /* no pending block before this position */
-  if (n) {
-    pend[0] = 1; /* the entry, first in reverse postorder */
-    queued[f->entry->id] = 1;
-  }
   for (;;) {
     int w = lo / 64;
     uint64_t bits = w < nw ? pend[w] & (~0ull << (lo % 64)) : 0;
@@ -505,9 +502,8 @@ void ls_cfg_forward(const ls_func *f, int W, uint64_t *in, uint64_t *st, ls_cfg_
           ti[j] |= st[j];
           changed = 1;
         }
-      if (changed || !queued[t->id]) {
+      if (changed) {
         int p = f->fpos[t->id];
-        queued[t->id] = 1;
         pend[p / 64] |= 1ull << (p % 64);
         if (p < lo)
           lo = p;
@@ -658,13 +654,14 @@ void ls_cfg_postdom(ls_func *f) {
 }
 
 /* ---- dump for tests: blocks renumbered in preorder from the entry ---- */
-void ls_cfg_dump(const ls_func *f, FILE *out) {
+/* The dumps' block numbers: preorder from the entry, successors in order, the sinks
+ * (EXIT, VEXIT, ABORT) unnumbered. num: by block id (-1: none); order: the numbered blocks. */
+static int dump_numbers(const ls_func *f, int *num, ls_block **order) {
   int n = f->nblocks, cnt = 0, sp = 0, ne = 1;
   for (int i = 0; i < n; i++)
     ne += f->blocks[i]->nsucc;
-  int *num = malloc((size_t)n * sizeof *num);
-  ls_block **order = malloc((size_t)n * sizeof *order), **st = malloc((size_t)ne * sizeof *st);
-  if (!num || !order || !st)
+  ls_block **st = malloc((size_t)ne * sizeof *st);
+  if (!st)
     abort();
   for (int i = 0; i < n; i++)
     num[i] = -1;
@@ -678,6 +675,27 @@ void ls_cfg_dump(const ls_func *f, FILE *out) {
     for (int i = k->nsucc - 1; i >= 0; i--)
       st[sp++] = k->succ[i];
   }
+  free(st);
+  return cnt;
+}
+
+static void dump_name(const ls_func *f, const int *num, const ls_block *q, FILE *out) {
+  if (q == f->exit)
+    fprintf(out, "EXIT");
+  else if (q == f->vexit)
+    fprintf(out, "VEXIT");
+  else if (q == f->abort_blk || q == f->killall)
+    fprintf(out, "ABORT");
+  else
+    fprintf(out, "B%d", num[q->id]);
+}
+
+void ls_cfg_dump(const ls_func *f, FILE *out) {
+  int *num = malloc((size_t)f->nblocks * sizeof *num);
+  ls_block **order = malloc((size_t)f->nblocks * sizeof *order);
+  if (!num || !order)
+    abort();
+  int cnt = dump_numbers(f, num, order);
   for (int i = 0; i < cnt; i++) {
     ls_block *k = order[i];
     fprintf(out, "B%d", i);
@@ -688,17 +706,27 @@ void ls_cfg_dump(const ls_func *f, FILE *out) {
       fprintf(out, " ?");
     fprintf(out, " ->");
     for (int s = 0; s < k->nsucc; s++) {
-      ls_block *q = k->succ[s];
-      if (q == f->exit)
-        fprintf(out, " EXIT");
-      else if (q == f->abort_blk || q == f->killall)
-        fprintf(out, " ABORT");
-      else
-        fprintf(out, " B%d", num[q->id]);
+      fputc(' ', out);
+      dump_name(f, num, k->succ[s], out);
     }
     fputc('\n', out);
   }
   free(num);
   free(order);
-  free(st);
+}
+
+void ls_cfg_dump_order(const ls_func *f, FILE *out) {
+  int *num = malloc((size_t)f->nblocks * sizeof *num);
+  ls_block **order = malloc((size_t)f->nblocks * sizeof *order);
+  if (!num || !order)
+    abort();
+  dump_numbers(f, num, order);
+  for (int i = 0; i < f->nfwd; i++) {
+    if (i)
+      fputc(' ', out);
+    dump_name(f, num, f->fwd[i], out);
+  }
+  fputc('\n', out);
+  free(num);
+  free(order);
 }

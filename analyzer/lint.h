@@ -291,6 +291,9 @@ typedef void ls_cfg_step(void *ctx, ls_block *k, uint64_t *st);
 void ls_cfg_forward(const ls_func *f, int W, uint64_t *in, uint64_t *st, ls_cfg_step *step, void *ctx);
 /* Writes the CFG shape ("B0 -> B1 B2" per line, entry first) for tests/debugging. */
 void ls_cfg_dump(const ls_func *f, FILE *out);
+/* Writes f->fwd, the order ls_cfg_forward visits blocks in, by ls_cfg_dump's names
+ * ("B0 B1 B2 EXIT VEXIT"), for tests. */
+void ls_cfg_dump_order(const ls_func *f, FILE *out);
 
 /* taint: whole-program fixpoint over all functions */
 void ls_taint_run(ls_program *p);

@@ -18,7 +18,9 @@ static ls_func *find(ls_program *p, const char *name) {
   return NULL;
 }
 
-static void expect_cfg(ls_program *p, const char *name, const char *want) {
+/* name's CFG as one of cfg.c's dumps writes it, against want */
+static void expect_dump(ls_program *p, const char *what, void (*dump)(const ls_func *, FILE *), const char *name,
+                        const char *want) {
   ls_func *f = find(p, name);
   if (!f) {
     fprintf(stderr, "FAIL %s: function not found\n", name);
@@ -28,15 +30,18 @@ static void expect_cfg(ls_program *p, const char *name, const char *want) {
   char *buf = NULL;
   size_t len = 0;
   FILE *m = open_memstream(&buf, &len);
-  ls_cfg_dump(f, m);
+  dump(f, m);
   fclose(m);
   if (strcmp(buf, want)) {
-    fprintf(stderr, "FAIL cfg %s:\n--- want\n%s--- got\n%s", name, want, buf);
+    fprintf(stderr, "FAIL %s %s:\n--- want\n%s--- got\n%s", what, name, want, buf);
     failures++;
   } else {
-    printf("ok cfg %s\n", name);
+    printf("ok %s %s\n", what, name);
   }
   free(buf);
+}
+static void expect_cfg(ls_program *p, const char *name, const char *want) {
+  expect_dump(p, "cfg", ls_cfg_dump, name, want);
 }
 
 /* f->fwd, the dataflow's order: every block the entry reaches once, the entry first, and
@@ -88,48 +93,6 @@ static void check_order(ls_func *f) {
   }
   free(seen);
   free(scratch);
-}
-
-/* fwd by the dump's block names (B<n> in its numbering, EXIT, VEXIT, ABORT) */
-static void expect_order(ls_program *p, const char *name, const char *want) {
-  ls_func *f = find(p, name);
-  char got[512] = "";
-  size_t k = 0;
-  char *buf = NULL;
-  size_t len = 0;
-  FILE *m = open_memstream(&buf, &len);
-  ls_cfg_dump(f, m); /* the dump numbers blocks in preorder; recover ids by the same walk */
-  fclose(m);
-  free(buf);
-  int *num = malloc((size_t)f->nblocks * sizeof *num), cnt = 0, sp = 0;
-  ls_block **st = malloc(((size_t)f->nblocks * 4 + 1) * sizeof *st);
-  for (int i = 0; i < f->nblocks; i++)
-    num[i] = -1;
-  st[sp++] = f->entry;
-  while (sp) {
-    ls_block *b = st[--sp];
-    if (num[b->id] >= 0 || b == f->exit || b == f->abort_blk || b == f->vexit || b == f->killall)
-      continue;
-    num[b->id] = cnt++;
-    for (int i = b->nsucc - 1; i >= 0; i--)
-      st[sp++] = b->succ[i];
-  }
-  for (int i = 0; i < f->nfwd && k < sizeof got - 16; i++) {
-    ls_block *b = f->fwd[i];
-    if (b == f->exit || b == f->vexit || b == f->abort_blk)
-      k += (size_t)snprintf(got + k, sizeof got - k, "%s%s", i ? " " : "",
-                            b == f->exit ? "EXIT" : b == f->vexit ? "VEXIT" : "ABORT");
-    else
-      k += (size_t)snprintf(got + k, sizeof got - k, "%sB%d", i ? " " : "", num[b->id]);
-  }
-  if (strcmp(got, want)) {
-    fprintf(stderr, "FAIL order %s: want %s, got %s\n", name, want, got);
-    failures++;
-  } else {
-    printf("ok order %s\n", name);
-  }
-  free(num);
-  free(st);
 }
 
 static ls_entity *var_in(ls_node *n, const char *name) {
@@ -196,7 +159,7 @@ int main(int argc, char **argv) {
   expect_cfg(p, "do_while0", "B0 -> B1\nB1 a() -> B2\nB2 -> B3\nB3 c() -> EXIT\n");
   expect_cfg(p, "for_loop", "B0 -> B1\nB1 ? -> B2 B4\nB2 a() -> B3\nB3 -> B1\nB4 -> EXIT\n");
   /* the loop's body before what follows the loop (reverse postorder alone puts B4 first) */
-  expect_order(p, "for_loop", "B0 B1 B2 B3 B4 EXIT VEXIT");
+  expect_dump(p, "order", ls_cfg_dump_order, "for_loop", "B0 B1 B2 B3 B4 EXIT VEXIT\n");
   for (size_t i = 0; i < p->funcs.n; i++)
     check_order(p->funcs.v[i]);
 
