@@ -42,6 +42,9 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "fingerprint.h"
+
+_Static_assert(LS_FP_KIND_P2P == LS_KIND_P2P, "fingerprint.h's p2p kind");
 
 #define LS_FP_SLOTS 1024u
 #define LS_FP_MAGIC 0x32504650534cull /* "LSPFP2" */
@@ -931,24 +934,12 @@ static int describe(char *buf, size_t cap, const struct ls_fp *f) {
                       (unsigned long long)f->site_off);
 }
 
-/* 1 if the two collectives cannot be the same protocol instance. */
-static int differ(const struct ls_fp *a, const struct ls_fp *b) {
-  if (a->op_class != b->op_class)
-    return 1;
-  return a->count != b->count || a->dtype != b->dtype || a->redop != b->redop ||
-         a->root_or_peer != b->root_or_peer;
-}
-
-static const char *class_of(const struct ls_fp *a, const struct ls_fp *b) {
-  if (a->op_class != b->op_class)
-    return "op-mismatch";
-  if (a->count != b->count)
-    return "count-mismatch";
-  if (a->dtype != b->dtype)
-    return "dtype-mismatch";
-  if (a->redop != b->redop)
-    return "redop-mismatch";
-  return a->kind == LS_KIND_P2P ? "peer-mismatch" : "root-mismatch";
+/* Whether two collectives are one protocol instance, and if not, how they differ
+ * (fingerprint.h: compare names the same class for the same two calls). */
+static enum ls_class fp_class(const struct ls_fp *a, const struct ls_fp *b) {
+  struct ls_fp_fields x = {a->count, a->dtype, a->redop, a->root_or_peer, a->kind};
+  struct ls_fp_fields y = {b->count, b->dtype, b->redop, b->root_or_peer, b->kind};
+  return ls_fp_diff(a->op_class == b->op_class, &x, &y);
 }
 
 static void say(char *msg, int n, size_t cap) {
@@ -993,7 +984,7 @@ static void report(struct ls_online_comm *oc, const struct ls_fp *mine, int peer
                    "lockstep: rank %d: seq %llu %s on comm %016llx differs from rank %d "
                    "(%s): %s here, %s on rank %d\n",
                    oc->rank, (unsigned long long)seq, name_of(mine->api), (unsigned long long)oc->id,
-                   peer, class_of(mine, theirs), a, b, peer);
+                   peer, ls_class_name(fp_class(mine, theirs)), a, b, peer);
   say(msg, n, sizeof msg);
   event(oc, seq, peer, 0);
   ls_trace_sync();
@@ -1178,7 +1169,7 @@ static void check(struct ls_online_comm *oc, uint64_t now) {
         apart(oc, (unsigned)(k - 1), p, &a);
         break;
       }
-      if (differ(&a, &b)) {
+      if (fp_class(&a, &b) != LS_CLASS_NONE) {
         report(oc, &a, p, &b);
         return;
       }

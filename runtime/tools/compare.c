@@ -6,12 +6,15 @@
  * Per-call facts (return codes, async errors, timeouts, calls never completed)
  * are listed for every rank independently. */
 #include "compare.h"
+#include "fingerprint.h"
 #include "xalloc.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+_Static_assert(LS_FP_KIND_P2P == LS_KIND_P2P, "fingerprint.h's p2p kind");
 
 static void note(struct ls_compare *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void note(struct ls_compare *c, const char *fmt, ...) {
@@ -234,8 +237,6 @@ static int build_comms(const struct ls_trace_set *set, struct ls_compare *c) {
 
 static int is_p2p(struct ls_ref ref) { return ls_trace_api_kind(ref.t, ref.r) == LS_KIND_P2P; }
 
-/* Fills cls/what for the first fingerprint field that differs between two
- * non-p2p calls at the same position; returns 0 when they agree. */
 /* Same protocol: by the rules' `op`; where the rules do not know an api, by
  * the writer's op_class (equal for apis that share an op in its table). */
 static int same_op(const struct ls_apidb *db, struct ls_ref a, struct ls_ref b) {
@@ -247,20 +248,10 @@ static int same_op(const struct ls_apidb *db, struct ls_ref a, struct ls_ref b) 
   return !strcmp(opa, opb);
 }
 
-static int fingerprint_differs(const struct ls_apidb *db, struct ls_ref a, struct ls_ref b, const char **cls) {
-  if (!same_op(db, a, b))
-    *cls = "op-mismatch";
-  else if (a.r->count != b.r->count)
-    *cls = "count-mismatch";
-  else if (a.r->dtype != b.r->dtype)
-    *cls = "dtype-mismatch";
-  else if (a.r->root_or_peer != b.r->root_or_peer)
-    *cls = "root-mismatch";
-  else if (a.r->redop != b.r->redop)
-    *cls = "redop-mismatch";
-  else
-    return 0;
-  return 1;
+static enum ls_class fingerprint_differs(const struct ls_apidb *db, struct ls_ref a, struct ls_ref b) {
+  struct ls_fp_fields x = {a.r->count, a.r->dtype, a.r->redop, a.r->root_or_peer, ls_trace_api_kind(a.t, a.r)};
+  struct ls_fp_fields y = {b.r->count, b.r->dtype, b.r->redop, b.r->root_or_peer, ls_trace_api_kind(b.t, b.r)};
+  return ls_fp_diff(same_op(db, a, b), &x, &y);
 }
 
 static void mismatch(struct ls_compare *c, const struct ls_apidb *db, const struct ls_comm *cm, const char *cls,
@@ -334,7 +325,7 @@ static int align_p2p(struct ls_compare *c, const struct ls_apidb *db, const stru
       int peer = x.r->root_or_peer;
       if (peer < 0 || peer >= size || !cm->ranks[peer].present || b[peer].used || cur[peer] >= cm->ranks[peer].n)
         continue;
-      mismatch(c, db, cm, "op-mismatch", rk, x, peer, cm->ranks[peer].v[cur[peer]],
+      mismatch(c, db, cm, ls_class_name(LS_CLASS_OP_MISMATCH), rk, x, peer, cm->ranks[peer].v[cur[peer]],
                "; a point-to-point call must meet its peer's matching call, not a collective");
       found = 1;
     }
@@ -348,7 +339,7 @@ static int align_p2p(struct ls_compare *c, const struct ls_apidb *db, const stru
       if (b[a].used[i - b[a].from] || peer < 0 || peer >= size || !cm->ranks[peer].present)
         continue;
       if (!b[peer].used) {
-        struct ls_divergence *d = add_div(c, "skip", 0);
+        struct ls_divergence *d = add_div(c, ls_class_name(LS_CLASS_SKIP), 0);
         char how[512], call[256];
         ended_how(&cm->ranks[peer], db, how, sizeof how);
         ls_format_call(db, s, call, sizeof call);
@@ -373,7 +364,7 @@ static int align_p2p(struct ls_compare *c, const struct ls_apidb *db, const stru
         struct ls_ref other = cm->ranks[peer].v[b[peer].from];
         char call[256];
         ls_format_call(db, s, call, sizeof call);
-        struct ls_divergence *d = add_div(c, "peer-mismatch", 0);
+        struct ls_divergence *d = add_div(c, ls_class_name(LS_CLASS_PEER_MISMATCH), 0);
         div_comm(d, cm, 1, s.r->seq);
         div_rank(d, a, s);
         if (peer != a)
@@ -389,9 +380,9 @@ static int align_p2p(struct ls_compare *c, const struct ls_apidb *db, const stru
       struct ls_ref y = cm->ranks[peer].v[j];
       const char *cls = NULL;
       if (y.r->count != s.r->count)
-        cls = "count-mismatch";
+        cls = ls_class_name(LS_CLASS_COUNT_MISMATCH);
       else if (y.r->dtype != s.r->dtype)
-        cls = "dtype-mismatch";
+        cls = ls_class_name(LS_CLASS_DTYPE_MISMATCH);
       if (cls) {
         mismatch(c, db, cm, cls, a, s, peer, y, "");
         found = 1;
@@ -452,7 +443,7 @@ static void align_comm(struct ls_compare *c, const struct ls_apidb *db, const st
        * rank stuck in an extra call looks exactly like its peer skipping it:
        * it is reported as a skip, as the fixtures' RUNTIME lines expect. */
       if (nhave < nlack) {
-        struct ls_divergence *d = add_div(c, "extra-call", 0);
+        struct ls_divergence *d = add_div(c, ls_class_name(LS_CLASS_EXTRA_CALL), 0);
         div_comm(d, cm, 1, hr.r->seq);
         div_rank(d, h0, hr);
         div_rank(d, l0, last);
@@ -461,7 +452,7 @@ static void align_comm(struct ls_compare *c, const struct ls_apidb *db, const st
                  "rank %d issued %s at seq %llu, which %d other rank%s never issued (rank %d: %s)", h0, call,
                  (unsigned long long)hr.r->seq, nlack, nlack == 1 ? "" : "s", l0, how);
       } else {
-        struct ls_divergence *d = add_div(c, "skip", 0);
+        struct ls_divergence *d = add_div(c, ls_class_name(LS_CLASS_SKIP), 0);
         div_comm(d, cm, 1, hr.r->seq);
         div_rank(d, l0, last);
         d->last[0] = 1;
@@ -485,9 +476,9 @@ static void align_comm(struct ls_compare *c, const struct ls_apidb *db, const st
     for (int rk = h0 + 1; rk < size && !diverged; rk++) {
       if (!cm->ranks[rk].present)
         continue;
-      const char *cls;
-      if (fingerprint_differs(db, ref, cm->ranks[rk].v[cur[rk]], &cls)) {
-        mismatch(c, db, cm, cls, h0, ref, rk, cm->ranks[rk].v[cur[rk]], "");
+      enum ls_class cls = fingerprint_differs(db, ref, cm->ranks[rk].v[cur[rk]]);
+      if (cls != LS_CLASS_NONE) {
+        mismatch(c, db, cm, ls_class_name(cls), h0, ref, rk, cm->ranks[rk].v[cur[rk]], "");
         diverged = 1;
       }
     }
@@ -699,7 +690,7 @@ static const char *contract(struct ctx *x, const struct ls_apidb *db, struct ls_
   if (kind == LS_KIND_COMM_INIT || kind == LS_KIND_COMM_SPLIT) {
     struct ctstate *p = kind == LS_KIND_COMM_SPLIT && r->aux0 ? ct_find(x, r->aux0) : NULL;
     if (p && p->aborted) {
-      cls = "after-abort";
+      cls = ls_class_name(LS_CLASS_AFTER_ABORT);
       ls_bufprintf(body, len, "%s splits a communicator after ncclCommAbort on it%s", call, rcs);
     }
     /* a split (not NCCL_SPLIT_NOCOLOR, not a shrink: an excluded rank gets NULL for good)
@@ -756,23 +747,23 @@ static const char *contract(struct ctx *x, const struct ls_apidb *db, struct ls_
                  "ncclInProgress; no ncclCommGetAsyncError on the parent reported that before this call "
                  "(poll the parent, not the child)%s",
                  call, ls_trace_api_name(o->ref.t, o->ref.r), pid, rcs);
-    return "not-ready";
+    return ls_class_name(LS_CLASS_NOT_READY);
   }
   if (!r->comm_id)
     return NULL;
   struct ctstate *s = ct_find(x, r->comm_id);
   if (s && s->aborted) {
-    cls = "after-abort";
+    cls = ls_class_name(LS_CLASS_AFTER_ABORT);
     ls_bufprintf(body, len, "%s on a communicator after ncclCommAbort on it%s", call, rcs);
   } else if (s && s->errored && uses_comm(kind)) {
-    cls = "after-abort";
+    cls = ls_class_name(LS_CLASS_AFTER_ABORT);
     ls_bufprintf(body, len,
                  "%s on a communicator after ncclCommGetAsyncError reported its asynchronous state %s (only "
                  "ncclCommAbort is safe then)%s",
                  call, ls_format_enum(db, ref.t, s->errored, "result", (int64_t)(int32_t)s->errored->aux0, v, sizeof v),
                  rcs);
   } else if (x->judge_ready && s && s->pending == CT_INIT && uses_comm(kind)) {
-    cls = "not-ready";
+    cls = ls_class_name(LS_CLASS_NOT_READY);
     ls_bufprintf(body, len,
                  "%s on a non-blocking communicator before its creation was seen to complete: %s returned %s%s and "
                  "no ncclCommGetAsyncError on it reported success before this call%s",
@@ -781,7 +772,7 @@ static const char *contract(struct ctx *x, const struct ls_apidb *db, struct ls_
                  s->grouped ? "ncclInProgress" : ls_format_enum(db, ref.t, s->pend.r, "result", s->pend.r->rc, v, sizeof v),
                  rcs);
   } else if (x->judge_ready && s && s->pending == CT_FINALIZE && kind == LS_KIND_COMM_DESTROY) {
-    cls = "not-ready";
+    cls = ls_class_name(LS_CLASS_NOT_READY);
     ls_bufprintf(body, len,
                  "%s before the non-blocking ncclCommFinalize was seen to complete: it returned %s and no "
                  "ncclCommGetAsyncError on the communicator reported success before this call%s",
@@ -823,7 +814,9 @@ static const char *contract(struct ctx *x, const struct ls_apidb *db, struct ls_
   return cls;
 }
 
-static int is_contract(const char *cls) { return !strcmp(cls, "not-ready") || !strcmp(cls, "after-abort"); }
+static int is_contract(const char *cls) {
+  return !strcmp(cls, ls_class_name(LS_CLASS_NOT_READY)) || !strcmp(cls, ls_class_name(LS_CLASS_AFTER_ABORT));
+}
 
 /* Whether d (a per-call fact) describes the same event as record r would. */
 static int same_event(const struct ls_divergence *d, const char *cls, int has_comm, uint64_t comm, int has_seq,
@@ -869,25 +862,25 @@ static void per_call(struct ls_compare *c, const struct ls_trace_set *set, const
       if (ccls) {
         cls = ccls;
       } else if (r->flags & LS_REC_TIMED_OUT) {
-        cls = "timeout";
+        cls = ls_class_name(LS_CLASS_TIMEOUT);
         tier = 1;
         ls_bufprintf(body, sizeof body, "%s was not complete when the watchdog fired (timeout %u ms)", call,
                      t->hdr->timeout_ms);
       } else if (r->state == LS_REC_ENTERED && kind != LS_KIND_EVENT) {
-        cls = "incomplete";
+        cls = ls_class_name(LS_CLASS_INCOMPLETE);
         tier = 1;
         ls_bufprintf(body, sizeof body, "%s never returned (the process was killed or hung inside it)", call);
       } else if (r->state == LS_REC_RETURNED && !ls_apidb_rc_ok(db, family, r->rc)) {
-        cls = "api-error";
+        cls = ls_class_name(LS_CLASS_API_ERROR);
         ls_bufprintf(body, sizeof body, "%s returned %s (group depth %d%s)", call,
                      ls_format_enum(db, t, r, "result", r->rc, v, sizeof v), r->group_depth,
                      (r->flags & LS_REC_IN_GROUP) ? ", inside a group" : "");
       } else if (kind == LS_KIND_ASYNC_ERROR_QUERY && !ls_apidb_rc_ok(db, family, (int64_t)(int32_t)r->aux0)) {
-        cls = "async-error";
+        cls = ls_class_name(LS_CLASS_ASYNC_ERROR);
         ls_bufprintf(body, sizeof body, "%s reported the communicator's asynchronous state %s", call,
                      ls_format_enum(db, t, r, "result", (int64_t)(int32_t)r->aux0, v2, sizeof v2));
       } else if ((r->flags & LS_REC_EVENT_RECORDED) && !(r->flags & LS_REC_COMPLETED) && !exit_unsure(t)) {
-        cls = "incomplete";
+        cls = ls_class_name(LS_CLASS_INCOMPLETE);
         tier = 1;
         ls_bufprintf(body, sizeof body, "%s returned but never completed on the device", call);
       }
