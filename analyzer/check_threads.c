@@ -41,14 +41,17 @@ static ls_node *arg_role(const ls_node *call, enum ls_role ro) {
 /* the same expression up to parentheses and casts (`(void *)buf` is buf) */
 static int same_expr(const ls_node *a, const ls_node *b) { return ls_ct_same_expr_by(a, b, unwrap); }
 
-static const char *name_of(ls_node *n) {
+enum { NAMECAP = 256 };
+
+/* The name a message uses for n; a member access is spelled into buf (the caller's, so two names
+   can be live in one message). */
+static const char *name_of(ls_node *n, char buf[static NAMECAP]) {
   n = unwrap(n);
   if (!n)
     return "?";
   if (n->kind == CXCursor_MemberRefExpr && n->nkids == 1) {
-    static _Thread_local char buf[256];
     ls_node *b = unwrap(n->kids[0]);
-    snprintf(buf, sizeof buf, "%s.%s", b && b->text ? b->text : "?", n->text ? n->text : "?");
+    snprintf(buf, NAMECAP, "%s.%s", b && b->text ? b->text : "?", n->text ? n->text : "?");
     return buf;
   }
   return n->text ? n->text : "?";
@@ -704,10 +707,10 @@ static int slot(ls_node **v, int *n, ls_node *x) {
 }
 
 static void flag(struct walk *w, ls_node *at, const char *how, int pending, ls_node *read_call) {
-  char msg[1024], note[512];
+  char msg[1024], note[1024];
   const char *cn = w->coll->text ? w->coll->text : "?";
-  char bname[200];
-  snprintf(bname, sizeof bname, "%s", name_of(w->buf));
+  char bbuf[NAMECAP], sbuf[NAMECAP];
+  const char *bname = name_of(w->buf, bbuf), *sname = name_of(w->stream, sbuf);
   if (pending)
     snprintf(msg, sizeof msg,
              "%s '%s', the receive buffer of '%s' (line %u), before the group that holds the collective is closed: "
@@ -718,11 +721,11 @@ static void flag(struct walk *w, ls_node *at, const char *how, int pending, ls_n
              "%s '%s', the receive buffer of '%s' (line %u), with no synchronization on its stream '%s' in between: "
              "ncclGroupEnd (and the collective itself) return once the work is enqueued, not when the device has "
              "written the buffer; wait with cudaStreamSynchronize or an event recorded after the collective",
-             how, bname, cn, w->coll->line, name_of(w->stream));
+             how, bname, cn, w->coll->line, sname);
   ls_finding *fd = ls_ct_report(w->p, w->f, w->out, "completion-assumed-at-group-end", at, msg, w->coll->ent->rule->op);
   if (!fd)
     return;
-  snprintf(note, sizeof note, "'%s' writes '%s' on stream '%s' here", cn, bname, name_of(w->stream));
+  snprintf(note, sizeof note, "'%s' writes '%s' on stream '%s' here", cn, bname, sname);
   ls_vec_push(&fd->notes, ls_ct_loc(w->p, w->coll, note));
   if (w->early)
     ls_vec_push(&fd->notes, ls_ct_loc(w->p, w->early, "this synchronization runs before the group is closed: the "
@@ -812,7 +815,7 @@ static int step(struct walk *w, ls_node *n, struct wstate *st) {
         int ordered = 0;
         for (int j = 0; s && j < w->nst; j++)
           ordered |= (st->ordered >> j & 1) && same_expr(w->streams[j], s);
-        char how[256];
+        char how[512], sbuf[NAMECAP];
         if (st->pending) {
           snprintf(how, sizeof how, "'%s' reads", n->text ? n->text : "?");
           flag(w, n, how, 1, n);
@@ -821,7 +824,7 @@ static int step(struct walk *w, ls_node *n, struct wstate *st) {
         if (!ordered && !(s && same_expr(s, w->stream)) && known_unordered(sv, w->cs)) {
           if (async)
             snprintf(how, sizeof how, "'%s' on stream '%s', which is not ordered after the collective's, reads",
-                     n->text ? n->text : "?", name_of(s));
+                     n->text ? n->text : "?", name_of(s, sbuf));
           else
             snprintf(how, sizeof how, "'%s' on the legacy default stream, which does not wait for the non-blocking "
                                       "stream of the collective, reads", n->text ? n->text : "?");

@@ -1007,7 +1007,6 @@ static void check_p2p(struct ctx *c, ls_vec *cands) {
       k->mark = c->gen;
       c->budget = 256;
       walk(c, k->succ[s], k->ipdom, &l, 1);
-      int n = 0;
       ls_node *fst = NULL;
       for (int i = 0; i < l.n; i++) {
         int cand = 0;
@@ -1022,7 +1021,6 @@ static void check_p2p(struct ctx *c, ls_vec *cands) {
           if (!oth)
             oth = l.v[i];
         }
-        n++;
       }
       if (!fst)
         continue;
