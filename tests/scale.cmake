@@ -1,0 +1,12 @@
+# Scale: the synthetic generator writes what the recorder writes (same compare output).
+include(${PROJECT_SOURCE_DIR}/bench/synth/synth.cmake)
+if(TARGET lockstep_preload AND TARGET ls_standin_nccl AND TARGET ls_fake_cuda AND NOT LOCKSTEP_SANITIZE)
+  add_executable(ls_pattern_prog ${CMAKE_CURRENT_SOURCE_DIR}/scale/pattern_prog.c)
+  target_include_directories(ls_pattern_prog PRIVATE ${PROJECT_SOURCE_DIR}/runtime/preload
+                             ${PROJECT_SOURCE_DIR}/tests/runtime/standin ${PROJECT_SOURCE_DIR}/bench/synth)
+  target_compile_options(ls_pattern_prog PRIVATE ${LOCKSTEP_WARNINGS} -Wno-missing-prototypes)
+  target_link_libraries(ls_pattern_prog PRIVATE ls_standin_nccl)
+  add_test(NAME scale.synth_matches_recorder COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/scale/synth_check.sh)
+  set_tests_properties(scale.synth_matches_recorder PROPERTIES TIMEOUT 300 SKIP_RETURN_CODE 77 ENVIRONMENT
+    "LS_LIB=$<TARGET_FILE:lockstep_preload>;LS_BIN=$<TARGET_FILE:lockstep>;LS_PROG=$<TARGET_FILE:ls_pattern_prog>;LS_GEN=$<TARGET_FILE:ls_gen_traces>;LS_DUMP=$<TARGET_FILE:ls_trace_dump>;LS_FAKECUDA=${CMAKE_CURRENT_BINARY_DIR}/runtime/fakecuda;LS_WORK=${CMAKE_CURRENT_BINARY_DIR}/scale_work;LOCKSTEP_RULES_DIR=${PROJECT_SOURCE_DIR}/rules")
+endif()
