@@ -1,6 +1,6 @@
 /* cmd_compare.c — `lockstep compare DIR`: load every trace of a run, align the
  * ranks per communicator (compare.c) and print the divergences, the first one
- * first. Exit 0 consistent, 1 divergent, 2 bad input. */
+ * first. Exit 0 consistent, 1 divergent, 2 bad input, 3 incomplete. */
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,7 +24,10 @@ static void usage(FILE *out) {
           "finalize was polled to success), after-abort (a call after ncclCommAbort or an async\n"
           "error), incomplete, timeout. Call sites print as file:line when the program has\n"
           "debug info (addr2line).\n"
-          "Exit: 0 consistent, 1 divergent, 2 bad input (a damaged or foreign file is named).\n");
+          "Exit: 0 consistent, 1 divergent, 2 bad input (a damaged or foreign file is named),\n"
+          "3 incomplete: no divergence in what was compared, but part of the run is missing (a\n"
+          "rank without a trace, a hole in a rank's sequence, dropped or unwritten records, no\n"
+          "communicator at all); each 'incomplete:' line names the file and what is missing.\n");
 }
 
 static cJSON *comms_json(const struct ls_compare *cmp) {
@@ -97,7 +100,7 @@ int ls_cmd_compare(int argc, char **argv) {
   if (json) {
     cJSON *doc = cJSON_CreateObject();
     cJSON_AddNumberToObject(doc, "version", 1);
-    cJSON_AddStringToObject(doc, "status", cmp.ndiv ? "divergent" : "consistent");
+    cJSON_AddStringToObject(doc, "status", ls_compare_status(&cmp));
     cJSON *files = cJSON_AddArrayToObject(doc, "files");
     for (size_t i = 0; i < set.n; i++)
       cJSON_AddItemToArray(files, ls_json_text(set.traces[i].path));
@@ -108,6 +111,9 @@ int ls_cmd_compare(int argc, char **argv) {
     cJSON *notes = cJSON_AddArrayToObject(doc, "notes");
     for (size_t i = 0; i < cmp.nnotes; i++)
       cJSON_AddItemToArray(notes, ls_json_text(cmp.notes[i]));
+    cJSON *miss = cJSON_AddArrayToObject(doc, "incomplete");
+    for (size_t i = 0; i < cmp.nmissing; i++)
+      cJSON_AddItemToArray(miss, ls_json_text(cmp.missing[i]));
     ls_json_print(stdout, doc);
     cJSON_Delete(doc);
   } else {
@@ -115,15 +121,17 @@ int ls_cmd_compare(int argc, char **argv) {
       ls_divergence_print(stdout, &db, sym, &cmp.div[i]);
     for (size_t i = 0; i < cmp.nnotes; i++)
       printf("note: %s\n", cmp.notes[i]);
+    for (size_t i = 0; i < cmp.nmissing; i++)
+      printf("incomplete: %s\n", cmp.missing[i]);
     size_t calls = 0;
     for (size_t i = 0; i < cmp.ncomms; i++)
       calls += cmp.comms[i].calls;
-    printf("lockstep: %s: %zu trace%s, %zu communicator%s, %zu call%s aligned%s\n",
-           cmp.ndiv ? "divergent" : "consistent", set.n, set.n == 1 ? "" : "s", cmp.ncomms,
-           cmp.ncomms == 1 ? "" : "s", calls, calls == 1 ? "" : "s",
-           cmp.ndiv ? "; the first divergence is listed first" : "");
+    printf("lockstep: %s: %zu trace%s, %zu communicator%s, %zu call%s aligned%s%s\n", ls_compare_status(&cmp),
+           set.n, set.n == 1 ? "" : "s", cmp.ncomms, cmp.ncomms == 1 ? "" : "s", calls, calls == 1 ? "" : "s",
+           cmp.ndiv ? "; the first divergence is listed first" : "",
+           cmp.nmissing ? "; part of the run was not seen (the 'incomplete:' lines)" : "");
   }
-  int rc = cmp.ndiv ? 1 : 0;
+  int rc = cmp.ndiv ? LS_EXIT_DIVERGENT : cmp.nmissing ? LS_EXIT_INCOMPLETE : 0;
   ls_sym_free(sym);
   ls_compare_free(&cmp);
   ls_apidb_free(&db);

@@ -27,7 +27,9 @@ static void usage(FILE *out) {
           "  exercised      calls ran through those lines and the ranks agreed\n"
           "  not-exercised  no call of the run came from those lines\n"
           "The program must be built with debug info (-g) for call sites to have file:line.\n"
-          "Exit: 1 when any finding is confirmed, 0 otherwise, 2 bad input.\n");
+          "Exit: 1 when any finding is confirmed; else 3 when the run is incomplete (as compare\n"
+          "says: a finding not confirmed there may have diverged in what is missing); else 0;\n"
+          "2 bad input.\n");
 }
 
 struct target {
@@ -324,7 +326,7 @@ int ls_cmd_confirm(int argc, char **argv) {
     cJSON *doc = cJSON_CreateObject();
     cJSON_AddNumberToObject(doc, "version", 1);
     cJSON_AddStringToObject(doc, "tool", "lockstep");
-    cJSON_AddStringToObject(doc, "status", nconf ? "confirmed" : "unconfirmed");
+    cJSON_AddStringToObject(doc, "status", nconf ? "confirmed" : cmp.nmissing ? "incomplete" : "unconfirmed");
     cJSON *files = cJSON_AddArrayToObject(doc, "traces");
     for (size_t i = 0; i < set.n; i++)
       cJSON_AddItemToArray(files, ls_json_text(set.traces[i].path));
@@ -354,6 +356,9 @@ int ls_cmd_confirm(int argc, char **argv) {
     if (unresolved)
       cJSON_AddItemToArray(notes, cJSON_CreateString("some call sites have no debug info; findings at those "
                                                       "sites cannot be joined"));
+    cJSON *miss = cJSON_AddArrayToObject(doc, "incomplete");
+    for (size_t i = 0; i < cmp.nmissing; i++)
+      cJSON_AddItemToArray(miss, ls_json_text(cmp.missing[i]));
     ls_json_print(stdout, doc);
     cJSON_Delete(doc);
   } else {
@@ -398,10 +403,13 @@ int ls_cmd_confirm(int argc, char **argv) {
     if (unresolved)
       printf("note: %lu of %lu call sites have no debug info; findings at them cannot be joined\n", unresolved,
              resolved + unresolved);
-    printf("lockstep: %d confirmed, %d exercised, %d not exercised (%d finding%s, %zu trace%s)\n", nconf, nexer, nnot,
-           nf, nf == 1 ? "" : "s", set.n, set.n == 1 ? "" : "s");
+    for (size_t i = 0; i < cmp.nmissing; i++)
+      printf("incomplete: %s\n", cmp.missing[i]);
+    printf("lockstep: %d confirmed, %d exercised, %d not exercised (%d finding%s, %zu trace%s)%s\n", nconf, nexer,
+           nnot, nf, nf == 1 ? "" : "s", set.n, set.n == 1 ? "" : "s",
+           !nconf && cmp.nmissing ? "; incomplete: part of the run was not seen" : "");
   }
-  rc = nconf ? 1 : 0;
+  rc = nconf ? 1 : cmp.nmissing ? LS_EXIT_INCOMPLETE : 0;
 free_cmp:
   ls_compare_free(&cmp);
 free_set:

@@ -27,6 +27,21 @@ static void note(struct ls_compare *c, const char *fmt, ...) {
   c->notes[c->nnotes++] = strdup(buf);
 }
 
+static void missing(struct ls_compare *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void missing(struct ls_compare *c, const char *fmt, ...) {
+  char buf[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  c->missing = ls_xrealloc(c->missing, (c->nmissing + 1) * sizeof *c->missing);
+  c->missing[c->nmissing++] = strdup(buf);
+}
+
+const char *ls_compare_status(const struct ls_compare *c) {
+  return c->ndiv ? "divergent" : c->nmissing ? "incomplete" : "consistent";
+}
+
 void ls_bufprintf(char *buf, size_t len, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
@@ -221,8 +236,10 @@ static int build_comms(const struct ls_trace_set *set, struct ls_compare *c) {
       while (k < cr->n && cr->v[k].r->seq == k)
         k++;
       if (k < cr->n) {
-        note(c, "%s: rank %d's calls on communicator %s jump from seq %lld to seq %llu; calls after the hole are "
-                "not compared", cr->owner->path, rk, id, (long long)k - 1, (unsigned long long)cr->v[k].r->seq);
+        missing(c, "%s: rank %d's calls on communicator %s jump from seq %lld to seq %llu; %zu call%s after the "
+                   "hole %s not compared", cr->owner->path, rk, id, (long long)k - 1,
+                (unsigned long long)cr->v[k].r->seq, cr->n - k, cr->n - k == 1 ? "" : "s",
+                cr->n - k == 1 ? "was" : "were");
         cr->gap = 1;
         cr->n = k;
       }
@@ -416,9 +433,11 @@ static void align_comm(struct ls_compare *c, const struct ls_apidb *db, const st
         anyp2p |= is_p2p(cr->v[cur[rk]]);
         allp2p &= is_p2p(cr->v[cur[rk]]);
       } else {
-        if (cr->gap || cr->owner->partial) {
+        /* A rank whose trace lost records may have issued the call: not a skip. */
+        if (cr->gap || cr->owner->partial || cr->owner->unwritten) {
           note(c, "communicator %s: rank %d's trace ends early (%s); later calls are not compared", id, rk,
-               cr->gap ? "a hole in its sequence" : "records were dropped");
+               cr->gap ? "a hole in its sequence" : cr->owner->partial ? "records were dropped"
+                                                  : "claimed records were never written");
           stop = 1;
         }
         nlack++;
@@ -973,19 +992,80 @@ static int cmp_div(const void *a, const void *b) {
   return 0;
 }
 
+/* The directory the traces came from, for what concerns no single file. */
+static void set_where(const struct ls_trace_set *set, char *buf, size_t len) {
+  snprintf(buf, len, "the traces given");
+  for (size_t i = 0; i < set->n; i++) {
+    const char *p = set->traces[i].path, *slash = strrchr(p, '/');
+    size_t n = slash ? (size_t)(slash - p) : 1;
+    if (!slash)
+      p = ".";
+    if (i == 0)
+      ls_bufprintf(buf, len, "%.*s", (int)n, p);
+    else if (strlen(buf) != n || strncmp(buf, p, n)) {
+      snprintf(buf, len, "the traces given");
+      return;
+    }
+  }
+}
+
+/* The launcher said how many processes the job has (RANK/WORLD_SIZE, ...): a
+ * process of it without a trace is missing even when no communicator names it
+ * (it may have died before creating one). Judged only when every trace agrees. */
+static void launcher_missing(struct ls_compare *out, const struct ls_trace_set *set, const char *where) {
+  int size = set->n ? set->traces[0].hdr->launcher_size : -1;
+  for (size_t i = 0; i < set->n; i++)
+    if (set->traces[i].hdr->launcher_size != size || set->traces[i].hdr->launcher_rank < 0)
+      return;
+  if (size <= 0 || size > (1 << 22))
+    return;
+  unsigned char *seen = calloc((size_t)size, 1);
+  for (size_t i = 0; i < set->n; i++)
+    if (set->traces[i].hdr->launcher_rank < size)
+      seen[set->traces[i].hdr->launcher_rank] = 1;
+  int nmiss = 0, listed = 0;
+  char lst[256] = "";
+  for (int r = 0; r < size; r++)
+    if (!seen[r]) {
+      nmiss++;
+      if (listed < 16) {
+        size_t len = strlen(lst);
+        snprintf(lst + len, sizeof lst - len, "%s%d", listed++ ? "," : "", r);
+      }
+    }
+  free(seen);
+  if (nmiss)
+    missing(out, "%s: no trace from launcher rank%s %s%s of %d (the launcher started %d processes)", where,
+            nmiss > 1 ? "s" : "", lst, listed < nmiss ? ",..." : "", size, size);
+}
+
 int ls_compare_run(const struct ls_trace_set *set, const struct ls_apidb *db, struct ls_compare *out) {
   memset(out, 0, sizeof *out);
   if (build_comms(set, out)) {
     ls_compare_free(out); /* callers get nothing to free on failure (export goes on without it) */
     return -1;
   }
-  for (size_t ti = 0; ti < set->n; ti++)
-    if (set->traces[ti].partial)
-      note(out, "%s: the trace is partial: %llu calls were not recorded (capacity %llu)", set->traces[ti].path,
-           (unsigned long long)set->traces[ti].dropped, (unsigned long long)set->traces[ti].hdr->capacity);
+  for (size_t ti = 0; ti < set->n; ti++) {
+    const struct ls_trace *t = &set->traces[ti];
+    uint64_t unwritten = t->unwritten;
+    if (t->partial)
+      missing(out, "%s: the trace is partial: %llu call%s not recorded (capacity %llu%s)", t->path,
+              (unsigned long long)t->dropped, t->dropped == 1 ? " was" : "s were",
+              (unsigned long long)t->hdr->capacity, t->dropped ? "" : ", or the disk was full");
+    if (unwritten)
+      missing(out, "%s: %llu of its %llu claimed record slots were never written (the process was killed while "
+                   "recording, or the disk was full)", t->path, (unsigned long long)unwritten,
+              (unsigned long long)t->nrecords);
+  }
+  char where[600];
+  set_where(set, where, sizeof where);
+  launcher_missing(out, set, where);
+  if (!out->ncomms)
+    missing(out, "%s: no communicator was recorded in %zu trace%s: there is nothing to compare", where, set->n,
+            set->n == 1 ? "" : "s");
   for (size_t i = 0; i < out->ncomms; i++) {
     const struct ls_comm *cm = &out->comms[i];
-    char id[40], missing[256] = "";
+    char id[40], lst[256] = "";
     ls_format_comm(cm->id, cm->incarnation, id, sizeof id);
     int nmiss = cm->size, listed = 0;
     for (int rk = 0; rk < cm->nslots; rk++)
@@ -993,17 +1073,17 @@ int ls_compare_run(const struct ls_trace_set *set, const struct ls_apidb *db, st
     /* The size comes from the file: list a few, never walk all of them. */
     for (int rk = 0; rk < cm->size && listed < 16; rk++)
       if (rk >= cm->nslots || !cm->ranks[rk].present) {
-        size_t len = strlen(missing);
-        snprintf(missing + len, sizeof missing - len, "%s%d", listed ? "," : "", rk);
+        size_t len = strlen(lst);
+        snprintf(lst + len, sizeof lst - len, "%s%d", listed ? "," : "", rk);
         listed++;
       }
     if (listed < nmiss) {
-      size_t len = strlen(missing);
-      snprintf(missing + len, sizeof missing - len, ",...");
+      size_t len = strlen(lst);
+      snprintf(lst + len, sizeof lst - len, ",...");
     }
     if (nmiss > 0)
-      note(out, "communicator %s: no trace for rank%s %s of %d; compared the others", id, nmiss > 1 ? "s" : "",
-           missing, cm->size);
+      missing(out, "%s: communicator %s: no trace for rank%s %s of %d; the others were compared without %s", where,
+              id, nmiss > 1 ? "s" : "", lst, cm->size, nmiss > 1 ? "them" : "it");
   }
   for (size_t i = 0; i < out->ncomms; i++)
     align_comm(out, db, &out->comms[i]);
@@ -1047,5 +1127,8 @@ void ls_compare_free(struct ls_compare *c) {
   for (size_t i = 0; i < c->nnotes; i++)
     free(c->notes[i]);
   free(c->notes);
+  for (size_t i = 0; i < c->nmissing; i++)
+    free(c->missing[i]);
+  free(c->missing);
   memset(c, 0, sizeof *c);
 }

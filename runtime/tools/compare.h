@@ -63,9 +63,23 @@ struct ls_compare {
   size_t ncomms;
   struct ls_divergence *div; /* ordered: the first divergence first */
   size_t ndiv;
-  char **notes; /* things the reader should know (partial traces, missing ranks) */
+  char **notes; /* things the reader should know */
   size_t nnotes;
+  /* What compare could not see: a rank without a trace, a hole in a rank's
+   * sequence, dropped or unwritten records, a run without any communicator. Each
+   * names the file (or directory) and what is missing. With no divergence, a
+   * non-empty list makes the verdict `incomplete` (LS_EXIT_INCOMPLETE), never
+   * `consistent`. */
+  char **missing;
+  size_t nmissing;
 };
+
+/* Exit codes of compare and confirm. */
+#define LS_EXIT_DIVERGENT 1
+#define LS_EXIT_BAD_INPUT 2
+#define LS_EXIT_INCOMPLETE 3
+/* "divergent", "incomplete" or "consistent". */
+const char *ls_compare_status(const struct ls_compare *c);
 
 /* Compares the traces of set. Returns 0, or -1 (message printed, exit 2) when
  * the input is inconsistent in a way that makes comparison meaningless. */

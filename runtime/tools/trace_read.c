@@ -112,6 +112,10 @@ static int check_region(const struct ls_trace *t, uint64_t off, uint64_t n, uint
   return 0;
 }
 
+/* Two regions of the file [a, a+an) and [b, b+bn) share a byte. Ends do not overflow:
+ * check_region has bounded them by the file size. */
+static int overlap(uint64_t a, uint64_t an, uint64_t b, uint64_t bn) { return an && bn && a < b + bn && b < a + an; }
+
 static int validate(struct ls_trace *t, char *err, size_t errlen) {
   if (t->size == 0)
     return fail(err, errlen, "offset 0: empty file, not a lockstep trace");
@@ -154,6 +158,30 @@ static int validate(struct ls_trace *t, char *err, size_t errlen) {
   if (check_region(t, h->modules_offset, LS_TRACE_MAX_MODULES, sizeof(struct ls_trace_module), "module table",
                    HOFF(modules_offset), err, errlen))
     return -1;
+  /* The writer lays the tables and the records out one after the other; regions that
+   * share bytes would read one as the other (records that are module paths). */
+  uint64_t alen = (uint64_t)h->napis * sizeof(struct ls_trace_api),
+           mlen = (uint64_t)LS_TRACE_MAX_MODULES * sizeof(struct ls_trace_module), rlen = cap * LS_TRACE_RECORD_SIZE;
+  if (overlap(h->api_offset, alen, h->modules_offset, mlen))
+    return fail(err, errlen, "offset %lu: module table [%llu, %llu) overlaps the api table [%llu, %llu)",
+                HOFF(modules_offset), (unsigned long long)h->modules_offset,
+                (unsigned long long)(h->modules_offset + mlen), (unsigned long long)h->api_offset,
+                (unsigned long long)(h->api_offset + alen));
+  if (overlap(roff, rlen, h->api_offset, alen) || overlap(roff, rlen, h->modules_offset, mlen)) {
+    int api = overlap(roff, rlen, h->api_offset, alen);
+    uint64_t o = api ? h->api_offset : h->modules_offset, n = api ? alen : mlen;
+    return fail(err, errlen, "offset %lu: records [%llu, %llu) overlap the %s [%llu, %llu)", HOFF(records_offset),
+                (unsigned long long)roff, (unsigned long long)(roff + rlen), api ? "api table" : "module table",
+                (unsigned long long)o, (unsigned long long)(o + n));
+  }
+  if (h->pid <= 0)
+    return fail(err, errlen, "offset %lu: process id %d", HOFF(pid), h->pid);
+  if (h->launcher_size == 0 || h->launcher_size < -1 || h->launcher_size > LS_MAX_COMM_SIZE)
+    return fail(err, errlen, "offset %lu: launcher world size %d (expected -1, unknown, or 1 to %d)",
+                HOFF(launcher_size), h->launcher_size, LS_MAX_COMM_SIZE);
+  if (h->launcher_rank < -1 || (h->launcher_size > 0 && h->launcher_rank >= h->launcher_size))
+    return fail(err, errlen, "offset %lu: launcher rank %d is not within a world of size %d", HOFF(launcher_rank),
+                h->launcher_rank, h->launcher_size);
   if (roff + cap * LS_TRACE_RECORD_SIZE > t->size)
     return fail(err, errlen,
                 "offset %zu: truncated: the file ends at %zu bytes but its %llu record slots end at %llu",
@@ -190,8 +218,10 @@ static int validate(struct ls_trace *t, char *err, size_t errlen) {
     unsigned long long off = (unsigned long long)(roff + i * LS_TRACE_RECORD_SIZE);
     if (r->state > LS_REC_RETURNED)
       return fail(err, errlen, "offset %llu: record %llu: invalid state %u", off, (unsigned long long)i, r->state);
-    if (r->state == LS_REC_FREE)
+    if (r->state == LS_REC_FREE) {
+      t->unwritten++;
       continue;
+    }
     if (r->api >= h->napis)
       return fail(err, errlen, "offset %llu: record %llu: api index %u out of range (the api table has %u entries)",
                   off + offsetof(struct ls_trace_record, api), (unsigned long long)i, r->api, h->napis);

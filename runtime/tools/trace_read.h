@@ -25,6 +25,7 @@ struct ls_trace {
   uint64_t nrecords;  /* min(hdr->nrecords, hdr->capacity) */
   int partial;        /* records were dropped (flag set, or more claimed than stored) */
   uint64_t dropped;   /* hdr->nrecords - capacity when positive */
+  uint64_t unwritten; /* claimed slots (below nrecords) still LS_REC_FREE: never written */
   uint64_t declared_size; /* records_offset + capacity * record size */
 };
 

@@ -749,6 +749,28 @@ static void d_records_offset(unsigned char *b, size_t *len) {
   (void)len;
   ((struct ls_trace_header *)b)->records_offset = UINT64_MAX - 7;
 }
+/* Records start inside the module table: its zeros would read as unwritten slots. */
+static void d_records_over_modules(unsigned char *b, size_t *len) {
+  (void)len;
+  ((struct ls_trace_header *)b)->records_offset = MOD_OFF + 1024;
+}
+static void d_modules_over_apis(unsigned char *b, size_t *len) {
+  (void)len;
+  ((struct ls_trace_header *)b)->modules_offset = API_OFF + 64;
+}
+static void d_launcher_rank(unsigned char *b, size_t *len) {
+  (void)len;
+  ((struct ls_trace_header *)b)->launcher_rank = 7;
+  ((struct ls_trace_header *)b)->launcher_size = 4;
+}
+static void d_launcher_size(unsigned char *b, size_t *len) {
+  (void)len;
+  ((struct ls_trace_header *)b)->launcher_size = 0;
+}
+static void d_pid(unsigned char *b, size_t *len) {
+  (void)len;
+  ((struct ls_trace_header *)b)->pid = -3;
+}
 static void d_state(unsigned char *b, size_t *len) {
   (void)len;
   ((struct ls_trace_record *)(b + REC_OFF))[0].state = 9;
@@ -776,6 +798,12 @@ static void case_damaged(void) {
   damaged("api-offset", d_api_offset, "api table");
   damaged("modules-offset", d_modules_offset, "module table");
   damaged("records-offset", d_records_offset, "offset 64: records offset");
+  damaged("records-over-modules", d_records_over_modules, "offset 64: records [");
+  damaged("records-over-modules", d_records_over_modules, "overlap the module table");
+  damaged("modules-over-apis", d_modules_over_apis, "overlaps the api table");
+  damaged("launcher-rank", d_launcher_rank, "launcher rank 7 is not within a world of size 4");
+  damaged("launcher-size", d_launcher_size, "launcher world size 0");
+  damaged("pid", d_pid, "process id -3");
   damaged("bad-state", d_state, "invalid state 9");
   damaged("api-name", d_name, "not NUL-terminated");
   damaged("bad-rank", d_rank, "not within a communicator of size 1");
@@ -810,10 +838,116 @@ static void case_partial(void) {
       t->h.nrecords = CAP + 5; /* claimed more than it could store */
     tb_write(t, dir);
   }
-  /* Rank 1 claimed CAP+5 slots but its records past index 1 are FREE. */
+  /* Rank 1 claimed CAP+5 slots but its records past index 1 are FREE: what it
+   * dropped was not seen, so the run is not known to be consistent. */
   int rc = run("compare", "--format=json", dir, NULL);
-  CHECK(rc == 0, "partial: exit %d, want 0 (nothing known to diverge)\n%s%s", rc, out_buf, err_buf);
-  CHECK(strstr(out_buf, "partial") != NULL, "a note should say the trace is partial:\n%s", out_buf);
+  CHECK(rc == 3, "partial: exit %d, want 3 (incomplete)\n%s%s", rc, out_buf, err_buf);
+  cJSON *doc = parse_out();
+  if (doc) {
+    CHECK(!strcmp(json_str(doc, "status"), "incomplete"), "status\n%s", out_buf);
+    const char *m = cJSON_GetStringValue(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(doc, "incomplete"), 0));
+    CHECK(m && strstr(m, "rank1.lstrace: the trace is partial: 5 calls were not recorded"), "incomplete[0]\n%s",
+          out_buf);
+    cJSON_Delete(doc);
+  }
+}
+
+/* compare DIR exits want_rc and one of its 'incomplete:' lines holds both needles;
+ * confirm with no finding to confirm says incomplete too (exit 3). */
+static void expect_incomplete(const char *what, const char *dir, int want_rc, const char *n1, const char *n2) {
+  int rc = run("compare", dir, NULL);
+  CHECK(rc == want_rc, "%s: compare exit %d, want %d\n%s%s", what, rc, want_rc, out_buf, err_buf);
+  const char *line = strstr(out_buf, "incomplete: ");
+  int found = 0;
+  for (; line; line = strstr(line + 1, "\nincomplete: ")) {
+    const char *eol = strchr(line + 1, '\n');
+    size_t n = eol ? (size_t)(eol - line) : strlen(line);
+    char buf[2048];
+    snprintf(buf, sizeof buf, "%.*s", (int)n, line);
+    if (strstr(buf, n1) && (!n2 || strstr(buf, n2)))
+      found = 1;
+  }
+  CHECK(found, "%s: no 'incomplete:' line with '%s' / '%s':\n%s", what, n1, n2 ? n2 : "", out_buf);
+  if (want_rc == 3)
+    CHECK(strstr(out_buf, "lockstep: incomplete: ") != NULL, "%s: summary\n%s", what, out_buf);
+  char lint[4200];
+  snprintf(lint, sizeof lint, "%s/lint-empty.json", workdir);
+  write_bytes(lint, "{\"findings\": []}", strlen("{\"findings\": []}"));
+  rc = run("confirm", "--findings", lint, "--traces", dir, "--format=json", NULL);
+  /* nothing to confirm: with part of the run missing that is "incomplete", never 0 */
+  CHECK(rc == 3, "%s: confirm exit %d\n%s%s", what, rc, out_buf, err_buf);
+  cJSON *doc = parse_out();
+  if (doc) {
+    CHECK(!strcmp(json_str(doc, "status"), "incomplete"), "%s: confirm status\n%s", what, out_buf);
+    CHECK(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(doc, "incomplete")) > 0, "%s: confirm's list\n%s",
+          what, out_buf);
+    cJSON_Delete(doc);
+  }
+}
+
+/* Data compare did not see is never "consistent". */
+static void case_incomplete(void) {
+  /* Four ranks, rank 0's trace gone: the other three agree. */
+  char *dir = case_dir("missing-rank");
+  for (int rk = 1; rk < 4; rk++) {
+    struct tb *t = tb_new(rk, 4);
+    ar(t, 0, S_A);
+    ar(t, 1, S_B);
+    tb_write(t, dir);
+  }
+  expect_incomplete("missing rank", dir, 3, "missing-rank: communicator 0xc0ffee11: no trace for rank 0 of 4", NULL);
+  expect_incomplete("missing launcher rank", dir, 3, "missing-rank: no trace from launcher rank 0 of 4", NULL);
+
+  /* A seq that jumps by 2^32: the calls after the hole are not compared. */
+  dir = case_dir("seq-jump");
+  for (int rk = 0; rk < 2; rk++) {
+    struct tb *t = tb_new(rk, 2);
+    ar(t, 0, S_A);
+    ar(t, 1, S_A);
+    ar(t, rk ? 2 + (1ull << 32) : 2, S_B);
+    tb_write(t, dir);
+  }
+  expect_incomplete("seq jump", dir, 3, "rank1.lstrace: rank 1's calls on communicator 0xc0ffee11 jump from seq 1 to "
+                                        "seq 4294967298", "1 call after the hole was not compared");
+
+  /* No communicator at all: group calls only. */
+  dir = case_dir("no-comm");
+  for (int rk = 0; rk < 2; rk++) {
+    struct tb *t = tb_new(rk, 2);
+    group(t, A_GSTART, 0);
+    group(t, A_GEND, 1)->flags = LS_REC_OUTER_GROUP_END;
+    tb_write(t, dir);
+  }
+  expect_incomplete("no communicator", dir, 3, "no-comm: no communicator was recorded in 2 traces", NULL);
+
+  /* A slot claimed and never written (the process died between the two). */
+  dir = case_dir("unwritten");
+  for (int rk = 0; rk < 2; rk++) {
+    struct tb *t = tb_new(rk, 2);
+    ar(t, 0, S_A);
+    if (rk == 1)
+      rec(t, A_ALLREDUCE, 1, S_B)->state = LS_REC_FREE;
+    else
+      ar(t, 1, S_B);
+    tb_write(t, dir);
+  }
+  expect_incomplete("unwritten slot", dir, 3, "rank1.lstrace: 1 of its 2 claimed record slots were never written",
+                    NULL);
+
+  /* A divergence found in what was seen is still divergent (exit 1), and the
+   * missing part is listed beside it. */
+  dir = case_dir("divergent-missing");
+  for (int rk = 1; rk < 4; rk++) {
+    struct tb *t = tb_new(rk, 4);
+    if (rk == 2)
+      bc(t, A_BROADCAST, 0, 0, S_B);
+    else
+      ar(t, 0, S_A);
+    tb_write(t, dir);
+  }
+  expect_incomplete("divergent with a rank missing", dir, 1, "no trace for rank 0 of 4", NULL);
+  run("compare", dir, NULL);
+  CHECK(strstr(out_buf, "lockstep: divergent: ") != NULL, "divergent summary\n%s", out_buf);
 }
 
 /* ---- trace export ---------------------------------------------------------------- */
@@ -1029,6 +1163,7 @@ int main(int argc, char **argv) {
       {"consistent", case_consistent}, {"mismatches", case_mismatches}, {"p2p", case_p2p},
       {"skip", case_skip},             {"errors", case_errors},         {"damaged", case_damaged},
       {"partial", case_partial},       {"export", case_export},         {"confirm", case_confirm},
+      {"incomplete", case_incomplete},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
     if (!strcmp(argv[1], cases[i].name)) {
