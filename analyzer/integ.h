@@ -10,6 +10,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "json_file.h"
 #include "lint.h"
 
 /* ---- rule documentation ---- */
@@ -31,12 +32,6 @@ const char *ls_rules_dir_default(void);
  * `file[:line:col]: error: ...` and returns -1. */
 int ls_rule_docs_load(ls_rule_docs *d, ls_arena *a);
 const ls_rule_doc *ls_rule_doc_find(const ls_rule_docs *d, const char *id);
-/* The rest of f in one malloc'd, NUL-terminated buffer (*len: its length without the NUL);
- * NULL when reading failed. Exits on OOM (xalloc.h). */
-char *ls_read_all(FILE *f, size_t *len);
-/* Reads and parses a JSON file; NULL after printing `path[:line:col]: error: ...`.
- * The caller owns the result (cJSON_Delete). `what` names the file's role in messages. */
-cJSON *ls_json_read_file(const char *path, const char *what);
 
 /* ---- policy: rule selection, warnings-as-errors, baseline, jobs, summary ---- */
 typedef struct ls_policy {
@@ -96,7 +91,5 @@ typedef struct ls_tu_job {
  * line on stderr when it is a terminal. Returns 1 if any TU could not be parsed at all. */
 int ls_parse_all(ls_program *p, const ls_tu_job *jobs, size_t njobs, const ls_parse_opts *o, int nthreads,
                  int progress);
-
-double ls_now(void); /* monotonic seconds */
 
 #endif

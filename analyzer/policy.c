@@ -5,16 +5,9 @@
  * code. Findings of an error rule always count, even when in the baseline. */
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "integ.h"
-
-double ls_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 int ls_rule_in_list(const char *list, const char *rule) {
   if (!list)

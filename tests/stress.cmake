@@ -17,7 +17,7 @@ foreach(t threads fork signals exit abort)
                        SKIP_RETURN_CODE 77 LABELS stress)
 endforeach()
 
-# The commands' out-of-memory policy (runtime/tools/xalloc.h) under a realloc-failing shim.
+# The commands' out-of-memory policy (common/xalloc.h) under a realloc-failing shim.
 add_library(ls_fail_realloc SHARED ${LS_RT_DIR}/fail_realloc.c)
 set_target_properties(ls_fail_realloc PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${LS_RT_BIN})
 target_compile_options(ls_fail_realloc PRIVATE ${LOCKSTEP_WARNINGS})
@@ -32,7 +32,7 @@ add_test(NAME tools.oom_realloc COMMAND sh ${LS_RT_DIR}/t_oom_realloc.sh)
 set_tests_properties(tools.oom_realloc PROPERTIES TIMEOUT 120 ENVIRONMENT "${LS_OOM_ENV}"
                      SKIP_RETURN_CODE 77)
 
-# The commands' write-error policy (runtime/tools/main.c): output to a full disk
+# The commands' write-error policy (cli/main.c): output to a full disk
 # (/dev/full) is exit 2, never status 0 with a truncated document.
 set(LS_WRITE_ENV ${LS_STRESS_ENV} ${LS_LINT_FIXTURE_ENV})
 add_test(NAME tools.write_error COMMAND sh ${LS_RT_DIR}/t_write_error.sh)

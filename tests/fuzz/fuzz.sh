@@ -22,22 +22,21 @@ WORK=$(cd "$WORK" && pwd)
 
 # -O1 -g: readable reports; UB is fatal so libFuzzer keeps the input.
 CFLAGS="-std=gnu11 -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
-  -I$SRC/runtime -I$SRC/runtime/tools -I$SRC/analyzer -I$SRC/tests/fuzz -I/usr/lib/llvm-19/include
+  -I$SRC/runtime -I$SRC/runtime/tools -I$SRC/cli -I$SRC/common -I$SRC/rules -I$SRC/analyzer -I$SRC/tests/fuzz -I/usr/lib/llvm-19/include
   -DLOCKSTEP_FUZZ_RULES_DIR=\"$SRC/rules\" -DLOCKSTEP_VERSION=\"fuzz\"
   -DLOCKSTEP_BUILD_LIBDIR=\"/nonexistent\" -DLOCKSTEP_INSTALL_LIBDIR=\"/nonexistent\""
 
-# The code under test: the trace tools (all of runtime/tools but the front end) and
-# the analyzer's rules loader with its JSON reader and arena.
+# The code under test: the trace tools (runtime/tools, common/) and the rules library
+# with its JSON reader and arena.
 objs=""
-for f in "$SRC"/runtime/tools/*.c "$SRC/analyzer/rules.c" "$SRC/analyzer/json_file.c" "$SRC/analyzer/arena.c"; do
-  case $f in */main.c) continue ;; esac
+for f in "$SRC"/runtime/tools/*.c "$SRC"/common/*.c "$SRC/rules/rules.c"; do
   o="$WORK/obj/$(basename "$(dirname "$f")")_$(basename "$f" .c).o"
   # shellcheck disable=SC2086
   $CC $CFLAGS -fsanitize=fuzzer-no-link -c "$f" -o "$o"
   objs="$objs $o"
 done
-tools_objs=$(echo "$objs" | tr ' ' '\n' | grep '/tools_' | tr '\n' ' ')
-rules_objs="$WORK/obj/analyzer_rules.o $WORK/obj/analyzer_json_file.o $WORK/obj/analyzer_arena.o $WORK/obj/tools_apidb.o"
+tools_objs=$(echo "$objs" | tr ' ' '\n' | grep '/tools_\|/common_' | tr '\n' ' ')
+rules_objs="$WORK/obj/rules_rules.o $WORK/obj/common_json_file.o $WORK/obj/common_arena.o $WORK/obj/common_clock.o $WORK/obj/tools_apidb.o"
 for t in $TARGETS; do
   case $t in
     rules) deps=$rules_objs ;;

@@ -1,5 +1,5 @@
 /* fuzz_rules.c — libFuzzer harness for both readers of rules files: the analyzer's
- * loader (analyzer/rules.c, `lockstep lint --rules FILE`) and the trace tools' apidb
+ * loader (rules/rules.c, `lockstep lint --rules FILE`) and the trace tools' apidb
  * (runtime/tools/apidb.c, which reads every *.json of $LOCKSTEP_RULES_DIR). The input
  * is the file's text. A rejected file must be named, with line:col for bad JSON or
  * the key path for a bad value; apidb never fails, but its note names file and byte. */

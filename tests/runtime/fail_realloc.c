@@ -1,5 +1,5 @@
 /* fail_realloc.c — a test shim (LD_PRELOAD) for the out-of-memory policy of lockstep's
- * commands (runtime/tools/xalloc.h): realloc called from the main executable fails
+ * commands (common/xalloc.h): realloc called from the main executable fails
  * with ENOMEM from its LS_FAIL_REALLOC_AT-th call on; other libraries' calls (libclang,
  * cJSON, libc) go through, so a failure lands on lockstep's own handling. At exit it
  * prints how many such calls it saw when LS_FAIL_REALLOC_COUNT is set. Children do not

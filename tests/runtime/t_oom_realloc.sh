@@ -1,4 +1,4 @@
-# The out-of-memory policy of lockstep's commands (runtime/tools/xalloc.h): wherever a
+# The out-of-memory policy of lockstep's commands (common/xalloc.h): wherever a
 # realloc in lint, compare or trace export fails, the command ends with exit 2 and a
 # line saying "out of memory" — never a crash, a hang or a half-written result with
 # status 0. The fail_realloc shim fails the n-th realloc made by the lockstep binary

@@ -1,4 +1,4 @@
-# The commands' write-error policy (runtime/tools/main.c, ls_json_print): output that
+# The commands' write-error policy (cli/main.c, ls_json_print): output that
 # never reaches its file ends the command with exit 2 and a line saying so, never
 # status 0 with a truncated document (CI once fed stress_check.py such an export from
 # an ASan run: a Python traceback instead of a check). /dev/full fails every write with

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "integ.h"
+#include "json_file.h"
 #include "xalloc.h"
 
 char *ls_read_all(FILE *f, size_t *len) {

@@ -9,8 +9,8 @@
 
 #include <cjson/cJSON.h>
 
-#include "integ.h"
-#include "lint.h"
+#include "json_file.h"
+#include "rules.h"
 #include "xalloc.h"
 
 static const struct { const char *name; enum ls_role role; } role_names[] = {

@@ -1,11 +1,10 @@
-/* arena.c — bump allocator for everything a lint run builds (nodes, CFGs, strings).
- * Freed in one call; individual frees do not exist. Also the tiny growable vector. */
+/* arena.c — bump allocator for everything a lint run builds (nodes, CFGs, strings) and the
+ * rules tables. Freed in one call; individual frees do not exist. Also the tiny growable vector. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#include "lint.h"
+#include "arena.h"
 #include "xalloc.h"
 
 struct ls_chunk {
@@ -63,12 +62,6 @@ char *ls_strndup(ls_arena *a, const char *s, size_t n) {
 
 char *ls_strdup(ls_arena *a, const char *s) { return ls_strndup(a, s, strlen(s)); }
 
-ls_node_x *ls_node_ext(ls_arena *a, ls_node *n) {
-  if (!n->x)
-    n->x = ls_alloc(a, sizeof *n->x);
-  return n->x;
-}
-
 void ls_vec_grow(ls_vec *v) {
   v->cap = v->cap ? v->cap * 2 : 8;
   v->v = ls_xrealloc(v->v, v->cap * sizeof *v->v);
@@ -80,10 +73,4 @@ uint64_t ls_hash_str(uint64_t h, const char *s) {
   for (; s && *s; s++)
     h = (h ^ (unsigned char)*s) * 1099511628211ull;
   return h;
-}
-
-double ls_cpu_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts); /* CPU time: stable on a busy machine */
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
