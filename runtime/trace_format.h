@@ -10,19 +10,26 @@
  *   [0, LS_TRACE_HEADER_SIZE)            struct ls_trace_header
  *   [api_offset, +napis*sizeof api)      struct ls_trace_api[napis]   (names of api ids)
  *   [modules_offset, +LS_TRACE_MAX_MODULES*sizeof mod)  struct ls_trace_module[]
- *   [records_offset, +capacity*LS_TRACE_RECORD_SIZE)    struct ls_trace_record[]
+ *   [records_offset, +capacity*record_size)             struct ls_trace_record[]
  * The file may be shorter than records_offset+capacity*record_size only if it was
  * truncated: a reader reports that as damage, naming the file and the offset.
  */
 #ifndef LOCKSTEP_TRACE_FORMAT_H
 #define LOCKSTEP_TRACE_FORMAT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define LS_TRACE_MAGIC "LSTRACE1" /* 8 bytes, no terminator stored */
-#define LS_TRACE_VERSION 1u
+/* Version 2 appended `callers` to the record (128 -> 192 bytes). A version-1 record is
+ * a prefix of a version-2 one, so readers of version 2 read both (version 1 without
+ * callers); a reader of version 1 refuses version 2 by its version number. A change
+ * that older readers cannot skip gets the next version. */
+#define LS_TRACE_VERSION 2u
 #define LS_TRACE_HEADER_SIZE 4096u
-#define LS_TRACE_RECORD_SIZE 128u
+#define LS_TRACE_RECORD_SIZE 192u
+#define LS_TRACE_RECORD_SIZE_V1 128u
+#define LS_TRACE_CALLERS 4u /* return addresses above site_pc kept per record */
 #define LS_TRACE_MAX_MODULES 512u
 #define LS_TRACE_FILE_SUFFIX ".lstrace"
 
@@ -147,10 +154,17 @@ struct ls_trace_record {
   uint64_t aux1;             /* kind-specific: split color/key, group id of the outer end, ... */
   uint32_t wtag;             /* writer's private use (completion bookkeeping); readers ignore */
   uint8_t reserved[4];
+  /* version 2: the frames above site_pc, innermost first (callers[0] is the return
+   * address into whoever called the function that made the call), by the frame-pointer
+   * chain; 0 where the chain ended or could not be followed (code built without frame
+   * pointers may skip frames or end it early). Best effort: a site, never a proof. */
+  uint64_t callers[LS_TRACE_CALLERS];
+  uint8_t reserved2[32];
 };
 
 _Static_assert(sizeof(struct ls_trace_header) == LS_TRACE_HEADER_SIZE, "header size");
 _Static_assert(sizeof(struct ls_trace_record) == LS_TRACE_RECORD_SIZE, "record size");
+_Static_assert(offsetof(struct ls_trace_record, callers) == LS_TRACE_RECORD_SIZE_V1, "v1 record is a prefix");
 _Static_assert(sizeof(struct ls_trace_api) == 56, "api entry size");
 _Static_assert(sizeof(struct ls_trace_module) == 256, "module entry size");
 

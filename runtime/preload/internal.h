@@ -9,7 +9,7 @@
 
 #define LS_MAX_APIS 512u
 #define LS_MAX_COMMS 4096u
-#define LS_DEFAULT_CAPACITY (1u << 20) /* records: 128 MiB of sparse file */
+#define LS_DEFAULT_CAPACITY (1u << 20) /* records: 192 MiB of sparse file */
 #define LS_EXIT_CODE 86                /* policy exit: distinct from any NCCL/MPI code */
 
 /* Writer-private completion tag in record->wtag. */
@@ -48,6 +48,10 @@ LS_HIDDEN ls_abort_fn ls_abort_hook_for(uint16_t family);
 /* Marks the calling (lockstep-owned) thread as inside a wrapper for good, so nothing
  * it calls into NCCL is recorded or recursed into. */
 LS_HIDDEN void ls_guard_thread(void);
+
+/* Fills out[0..n) with the return addresses above `site` on the calling thread's
+ * stack, 0 past where the chain could be followed (callstack.c). */
+LS_HIDDEN void ls_stack_callers(const void *site, uint64_t *out, unsigned n);
 
 /* Records. */
 LS_HIDDEN uint64_t ls_rec_limit(void); /* min(nrecords, capacity) */

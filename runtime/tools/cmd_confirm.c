@@ -2,7 +2,9 @@
  * static findings with a run by call site. A finding is confirmed when a
  * divergence that compare found has a call site (any rank) at one of the
  * finding's sites or its own line; exercised when some call hit those lines
- * and the ranks agreed; not-exercised otherwise. Files match by path suffix
+ * and the ranks agreed; not-exercised otherwise. A call hits a line through its
+ * own site or any of its recorded callers (a finding at the call of a helper
+ * that issues the collective). Files match by path suffix
  * at a '/' boundary, because lint and the run may see different absolute
  * paths. Non-goal: matching by column (debug line tables have no columns). */
 #include <cjson/cJSON.h>
@@ -91,6 +93,17 @@ static int hits(const struct finding *f, struct ls_site s) {
     return 0;
   for (int i = 0; i < f->nt; i++)
     if (f->t[i].line == s.line && same_file(f->t[i].file, s.file))
+      return 1;
+  return 0;
+}
+
+/* The call's site or one of the frames above it is on the finding's lines. */
+static int hits_call(const struct finding *f, struct ls_symbolizer *sym, const struct ls_trace *t,
+                     const struct ls_trace_record *r) {
+  if (hits(f, ls_sym_site(sym, t, r)))
+    return 1;
+  for (unsigned i = 0; i < LS_TRACE_CALLERS && r->callers[i]; i++)
+    if (hits(f, ls_sym_pc(sym, t, r->callers[i])))
       return 1;
   return 0;
 }
@@ -271,7 +284,14 @@ int ls_cmd_confirm(int argc, char **argv) {
       }
   ls_sym_run(sym);
   unsigned long resolved, unresolved;
+  /* debug info is judged by the sites; caller frames (libc's, a runtime's) often have none */
   ls_sym_stats(sym, &resolved, &unresolved);
+  for (size_t i = 0; i < set.n; i++)
+    for (uint64_t k = 0; k < set.traces[i].nrecords; k++)
+      for (unsigned c = 0; set.traces[i].records[k].state != LS_REC_FREE && c < LS_TRACE_CALLERS &&
+                           set.traces[i].records[k].callers[c]; c++)
+        ls_sym_want_pc(sym, &set.traces[i], set.traces[i].records[k].callers[c]);
+  ls_sym_run(sym);
   if (nsites && !resolved) {
     fprintf(stderr, "lockstep confirm: %s: no call site in these traces has file:line (no debug info, or the "
                     "program's files are not here); nothing can be joined with the findings. Rebuild with -g and "
@@ -286,7 +306,7 @@ int ls_cmd_confirm(int argc, char **argv) {
       if (!confirms(&fs[i], dv->cls))
         continue;
       for (int k = 0; k < dv->nranks; k++)
-        if (dv->site[k].r && !dv->last[k] && hits(&fs[i], ls_sym_site(sym, dv->site[k].t, dv->site[k].r))) {
+        if (dv->site[k].r && !dv->last[k] && hits_call(&fs[i], sym, dv->site[k].t, dv->site[k].r)) {
           cJSON_AddItemToArray(fs[i].evidence, ls_divergence_json(sym, dv));
           break;
         }
@@ -298,9 +318,8 @@ int ls_cmd_confirm(int argc, char **argv) {
       const struct ls_trace_record *r = &t->records[k];
       if (r->state == LS_REC_FREE)
         continue;
-      struct ls_site s = ls_sym_site(sym, t, r);
       for (int i = 0; i < nf; i++)
-        if (hits(&fs[i], s)) {
+        if (hits_call(&fs[i], sym, t, r)) {
           fs[i].hits++;
           int rank = ls_ref_rank(&set, (struct ls_ref){t, r});
           if (rank >= 0 && rank < 32)

@@ -109,6 +109,12 @@ static cJSON *record_json(const struct ls_apidb *db, struct ls_symbolizer *sym, 
   cJSON_DeleteItemFromObject(site, "rank");
   cJSON_AddItemToObject(o, "site", site);
   add_hex(o, "site_pc", r->site_pc);
+  cJSON *callers = cJSON_AddArrayToObject(o, "callers"); /* the frames above site_pc, innermost first */
+  for (unsigned i = 0; i < LS_TRACE_CALLERS && r->callers[i]; i++) {
+    char pc[24];
+    snprintf(pc, sizeof pc, "0x%llx", (unsigned long long)r->callers[i]);
+    cJSON_AddItemToArray(callers, cJSON_CreateString(pc));
+  }
   add_hex(o, "stream", r->stream);
   ls_json_add_u64(o, "aux0", r->aux0);
   ls_json_add_u64(o, "aux1", r->aux1);

@@ -84,11 +84,15 @@ static struct sym_entry *find(struct sym_module *m, uint64_t off) {
 }
 
 void ls_sym_want(struct ls_symbolizer *s, const struct ls_trace *t, const struct ls_trace_record *r) {
-  const struct ls_trace_module *mod = ls_trace_module_of(t, r->site_pc);
+  ls_sym_want_pc(s, t, r->site_pc);
+}
+
+void ls_sym_want_pc(struct ls_symbolizer *s, const struct ls_trace *t, uint64_t pc) {
+  const struct ls_trace_module *mod = ls_trace_module_of(t, pc);
   if (!mod)
     return;
   struct sym_module *m = module(s, mod->path);
-  uint64_t off = r->site_pc - mod->base;
+  uint64_t off = pc - mod->base;
   if (find(m, off))
     return;
   if (m->n == m->cap) {
@@ -253,14 +257,18 @@ void ls_sym_run(struct ls_symbolizer *s) {
 }
 
 struct ls_site ls_sym_site(struct ls_symbolizer *s, const struct ls_trace *t, const struct ls_trace_record *r) {
+  return ls_sym_pc(s, t, r->site_pc);
+}
+
+struct ls_site ls_sym_pc(struct ls_symbolizer *s, const struct ls_trace *t, uint64_t pc) {
   struct ls_site site = {0};
-  const struct ls_trace_module *mod = ls_trace_module_of(t, r->site_pc);
+  const struct ls_trace_module *mod = ls_trace_module_of(t, pc);
   if (!mod) {
-    site.offset = r->site_pc;
+    site.offset = pc;
     return site;
   }
   site.module = mod->path;
-  site.offset = r->site_pc - mod->base;
+  site.offset = pc - mod->base;
   for (size_t i = 0; i < s->n; i++) {
     if (strcmp(s->m[i].path, mod->path))
       continue;

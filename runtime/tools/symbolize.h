@@ -26,6 +26,9 @@ struct ls_symbolizer *ls_sym_new(void);
 void ls_sym_free(struct ls_symbolizer *s);
 /* Queue the site of record r of trace t; resolved by the next ls_sym_run. */
 void ls_sym_want(struct ls_symbolizer *s, const struct ls_trace *t, const struct ls_trace_record *r);
+/* The same for any pc of t's process (a caller frame). */
+void ls_sym_want_pc(struct ls_symbolizer *s, const struct ls_trace *t, uint64_t pc);
+struct ls_site ls_sym_pc(struct ls_symbolizer *s, const struct ls_trace *t, uint64_t pc);
 /* Resolve everything queued (runs addr2line once per module and batch). */
 void ls_sym_run(struct ls_symbolizer *s);
 /* The site of r (file/line only if it was queued and resolved). */

@@ -73,7 +73,7 @@ static int read_trace(const char *path, struct ls_trace *t, char *err, size_t er
     end = e > end ? e : end;
     e = region_end(h->modules_offset, LS_TRACE_MAX_MODULES, sizeof(struct ls_trace_module));
     end = e > end ? e : end;
-    e = region_end(h->records_offset, used, LS_TRACE_RECORD_SIZE);
+    e = region_end(h->records_offset, used, h->version == 1 ? LS_TRACE_RECORD_SIZE_V1 : LS_TRACE_RECORD_SIZE);
     end = e > end ? e : end;
     want = end < fsize ? (size_t)end : fsize;
     unsigned char *grown = want > LS_TRACE_HEADER_SIZE ? realloc(buf, want) : buf;
@@ -125,15 +125,16 @@ static int validate(struct ls_trace *t, char *err, size_t errlen) {
     return fail(err, errlen, "offset %zu: truncated inside the %u-byte header", t->size, LS_TRACE_HEADER_SIZE);
   const struct ls_trace_header *h = (const struct ls_trace_header *)t->data;
   t->hdr = h;
-  if (h->version != LS_TRACE_VERSION)
-    return fail(err, errlen, "offset %lu: unsupported trace version %u (this lockstep reads version %u)",
+  if (h->version != LS_TRACE_VERSION && h->version != 1)
+    return fail(err, errlen, "offset %lu: unsupported trace version %u (this lockstep reads versions 1 to %u)",
                 HOFF(version), h->version, LS_TRACE_VERSION);
   if (h->header_size != LS_TRACE_HEADER_SIZE)
     return fail(err, errlen, "offset %lu: header size %u, expected %u", HOFF(header_size), h->header_size,
                 LS_TRACE_HEADER_SIZE);
-  if (h->record_size != LS_TRACE_RECORD_SIZE)
-    return fail(err, errlen, "offset %lu: record size %u, expected %u", HOFF(record_size), h->record_size,
-                LS_TRACE_RECORD_SIZE);
+  const uint64_t rsz = h->version == 1 ? LS_TRACE_RECORD_SIZE_V1 : LS_TRACE_RECORD_SIZE;
+  if (h->record_size != rsz)
+    return fail(err, errlen, "offset %lu: record size %u, expected %llu for version %u", HOFF(record_size),
+                h->record_size, (unsigned long long)rsz, h->version);
   if (!memchr(h->hostname, 0, sizeof h->hostname))
     return fail(err, errlen, "offset %lu: hostname is not NUL-terminated", HOFF(hostname));
   if (!memchr(h->exe, 0, sizeof h->exe))
@@ -145,10 +146,10 @@ static int validate(struct ls_trace *t, char *err, size_t errlen) {
   if (roff < LS_TRACE_HEADER_SIZE || roff % 8 != 0)
     return fail(err, errlen, "offset %lu: records offset %llu is inside the header or misaligned",
                 HOFF(records_offset), (unsigned long long)roff);
-  if (cap > (UINT64_MAX - roff) / LS_TRACE_RECORD_SIZE)
+  if (cap > (UINT64_MAX - roff) / rsz)
     return fail(err, errlen, "offset %lu: records offset %llu with capacity %llu overflows", HOFF(records_offset),
                 (unsigned long long)roff, (unsigned long long)cap);
-  t->declared_size = roff + cap * LS_TRACE_RECORD_SIZE;
+  t->declared_size = roff + cap * rsz;
   if (check_region(t, h->api_offset, h->napis, sizeof(struct ls_trace_api), "api table", HOFF(api_offset), err,
                    errlen))
     return -1;
@@ -161,7 +162,7 @@ static int validate(struct ls_trace *t, char *err, size_t errlen) {
   /* The writer lays the tables and the records out one after the other; regions that
    * share bytes would read one as the other (records that are module paths). */
   uint64_t alen = (uint64_t)h->napis * sizeof(struct ls_trace_api),
-           mlen = (uint64_t)LS_TRACE_MAX_MODULES * sizeof(struct ls_trace_module), rlen = cap * LS_TRACE_RECORD_SIZE;
+           mlen = (uint64_t)LS_TRACE_MAX_MODULES * sizeof(struct ls_trace_module), rlen = cap * rsz;
   if (overlap(h->api_offset, alen, h->modules_offset, mlen))
     return fail(err, errlen, "offset %lu: module table [%llu, %llu) overlaps the api table [%llu, %llu)",
                 HOFF(modules_offset), (unsigned long long)h->modules_offset,
@@ -182,10 +183,10 @@ static int validate(struct ls_trace *t, char *err, size_t errlen) {
   if (h->launcher_rank < -1 || (h->launcher_size > 0 && h->launcher_rank >= h->launcher_size))
     return fail(err, errlen, "offset %lu: launcher rank %d is not within a world of size %d", HOFF(launcher_rank),
                 h->launcher_rank, h->launcher_size);
-  if (roff + cap * LS_TRACE_RECORD_SIZE > t->size)
+  if (roff + cap * rsz > t->size)
     return fail(err, errlen,
                 "offset %zu: truncated: the file ends at %zu bytes but its %llu record slots end at %llu",
-                t->size, t->size, (unsigned long long)cap, (unsigned long long)(roff + cap * LS_TRACE_RECORD_SIZE));
+                t->size, t->size, (unsigned long long)cap, (unsigned long long)(roff + cap * rsz));
 
   t->apis = (const struct ls_trace_api *)(t->data + h->api_offset);
   for (uint32_t i = 0; i < h->napis; i++) {
@@ -209,13 +210,24 @@ static int validate(struct ls_trace *t, char *err, size_t errlen) {
                   (unsigned long long)t->modules[i].start, (unsigned long long)t->modules[i].end);
   }
 
-  t->records = (const struct ls_trace_record *)(t->data + roff);
   t->nrecords = h->nrecords < cap ? h->nrecords : cap;
+  if (rsz == LS_TRACE_RECORD_SIZE) {
+    t->records = (const struct ls_trace_record *)(t->data + roff);
+  } else {
+    /* Version 1: each record is the prefix of today's; the rest (callers) stays 0. */
+    struct ls_trace_record *v = calloc(t->nrecords ? t->nrecords : 1, sizeof *v);
+    if (!v)
+      return fail(err, errlen, "out of memory converting %llu version-1 records", (unsigned long long)t->nrecords);
+    for (uint64_t i = 0; i < t->nrecords; i++)
+      memcpy(&v[i], t->data + roff + i * rsz, (size_t)rsz);
+    t->converted = v;
+    t->records = v;
+  }
   t->dropped = h->nrecords > cap ? h->nrecords - cap : 0;
   t->partial = (h->flags & LS_TRACE_F_PARTIAL) || t->dropped;
   for (uint64_t i = 0; i < t->nrecords; i++) {
     const struct ls_trace_record *r = &t->records[i];
-    unsigned long long off = (unsigned long long)(roff + i * LS_TRACE_RECORD_SIZE);
+    unsigned long long off = (unsigned long long)(roff + i * rsz);
     if (r->state > LS_REC_RETURNED)
       return fail(err, errlen, "offset %llu: record %llu: invalid state %u", off, (unsigned long long)i, r->state);
     if (r->state == LS_REC_FREE) {
@@ -253,6 +265,7 @@ int ls_trace_load(const char *path, struct ls_trace *t, char *err, size_t errlen
 
 void ls_trace_free(struct ls_trace *t) {
   free(t->path);
+  free(t->converted);
   free(t->data);
   memset(t, 0, sizeof *t);
 }

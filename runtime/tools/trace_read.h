@@ -21,7 +21,8 @@ struct ls_trace {
   const struct ls_trace_api *apis; /* hdr->napis entries */
   const struct ls_trace_module *modules; /* nmodules valid entries */
   uint32_t nmodules;
-  const struct ls_trace_record *records; /* nrecords valid slots */
+  const struct ls_trace_record *records; /* nrecords valid slots (today's layout) */
+  struct ls_trace_record *converted;     /* owns records when the file's version is older */
   uint64_t nrecords;  /* min(hdr->nrecords, hdr->capacity) */
   int partial;        /* records were dropped (flag set, or more claimed than stored) */
   uint64_t dropped;   /* hdr->nrecords - capacity when positive */

@@ -30,9 +30,9 @@ def b8(v):
 def compact(path, comm_ids):
     data = open(path, "rb").read()
     h = HDR.unpack_from(data, 0)
-    (_, _, _, _, flags, cap, nrec, api_off, napis, _, _, rec_off, _, lrank, lsize) = h[:15]
+    (_, _, _, rsize, flags, cap, nrec, api_off, napis, _, _, rec_off, _, lrank, lsize) = h[:15]
     used = min(cap, nrec)
-    recs = [REC.unpack_from(data, rec_off + i * 128) for i in range(used)]
+    recs = [REC.unpack_from(data, rec_off + i * rsize) for i in range(used)]  # a record's first 128 bytes
     recs = [r for r in recs if r[0] != 0][:200]
     apis = sorted({r[1] for r in recs})[:32] or [0]
     remap = {a: i for i, a in enumerate(apis)}
@@ -59,10 +59,10 @@ def compact(path, comm_ids):
 def trimmed(path):
     data = bytearray(open(path, "rb").read())
     h = HDR.unpack_from(data, 0)
-    cap, nrec, rec_off = h[5], h[6], h[11]
+    rsize, cap, nrec, rec_off = h[3], h[5], h[6], h[11]
     used = min(cap, nrec)
     struct.pack_into("<QQ", data, 24, used, used)  # capacity, nrecords
-    return bytes(data[:rec_off + used * 128])
+    return bytes(data[:rec_off + used * rsize])
 
 
 def main():

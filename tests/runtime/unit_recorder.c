@@ -1,7 +1,8 @@
 /* unit_recorder.c — unit tests of the recorder core, linked from its objects (no
  * preload, no NCCL): identity hashing, the lock-free communicator table, the api
  * registry's op classes, and one begin/enter/exit cycle per kind with the group-depth
- * mirror, the guard and the record it leaves. Exit 0 when every check holds. */
+ * mirror, the guard and the record it leaves, and the caller-frame walk against
+ * frame pointers that are garbage. Exit 0 when every check holds. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,11 +114,59 @@ static void test_calls(void) {
   CHECK(d == 0);
 }
 
+/* ---- caller frames (callstack.c) ---------------------------------------------------- */
+
+/* probe plays the wrapper: its return address is the call's site, its saved rbp is
+ * whatever its caller left in rbp. hostile() calls it with rbp = the given value, as
+ * code built without frame pointers may (rbp used as a general register). */
+uint64_t probe_out[LS_TRACE_CALLERS];
+void probe(void);
+__attribute__((noinline)) void probe(void) {
+  ls_stack_callers(__builtin_return_address(0), probe_out, LS_TRACE_CALLERS);
+}
+void hostile(uintptr_t rbp);
+__asm__(".text\n.globl hostile\n.type hostile,@function\nhostile:\n"
+        "  push %rbp\n  mov %rdi, %rbp\n  call probe\n  pop %rbp\n  ret\n");
+
+static int walked(uintptr_t rbp) {
+  hostile(rbp);
+  int n = 0;
+  while (n < (int)LS_TRACE_CALLERS && probe_out[n])
+    n++;
+  return n;
+}
+
+static void test_callers(void) {
+  /* Outside the thread's stack, misaligned, or not climbing: nothing is read there. */
+  static uintptr_t heap_frame[4] __attribute__((aligned(16)));
+  heap_frame[0] = (uintptr_t)heap_frame;
+  heap_frame[1] = 0x1234;
+  const uintptr_t bad[] = {0, 1, 8, 0xdeadbeef, 0xffff800000000000u, UINTPTR_MAX - 15, (uintptr_t)heap_frame};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+    CHECK(walked(bad[i]) == 0);
+  /* Frames made up on this stack (above the probe's): followed while they climb. */
+  uintptr_t frames[16] __attribute__((aligned(16)));
+  memset(frames, 0, sizeof frames);
+  frames[0] = (uintptr_t)&frames[4]; frames[1] = 0x1111;
+  frames[4] = (uintptr_t)&frames[8]; frames[5] = 0x2222;
+  frames[8] = (uintptr_t)&frames[8]; frames[9] = 0x3333; /* points at itself: the walk ends */
+  CHECK(walked((uintptr_t)frames) == 3);
+  CHECK(probe_out[0] == 0x1111 && probe_out[1] == 0x2222 && probe_out[2] == 0x3333);
+  CHECK(walked((uintptr_t)&frames[1]) == 0); /* misaligned */
+  frames[0] = (uintptr_t)frames - 64;          /* goes down the stack */
+  CHECK(walked((uintptr_t)frames) == 1 && probe_out[0] == 0x1111);
+  frames[0] = UINTPTR_MAX - 15;                /* past the stack's top */
+  CHECK(walked((uintptr_t)frames) == 1);
+  /* A real chain: this function's frame pointer gives its caller's return address. */
+  CHECK(walked((uintptr_t)__builtin_frame_address(0)) >= 1 && probe_out[0] == (uint64_t)(uintptr_t)__builtin_return_address(0));
+}
+
 int main(int argc, char **argv) {
   if (argc > 1)
     setenv("LOCKSTEP_TRACE_DIR", argv[1], 1);
   setenv("LOCKSTEP_TIMEOUT", "0", 1);
   test_hash();
+  test_callers();
   test_calls(); /* before test_comms exhausts the communicator pool */
   test_comms();
   if (!failures)

@@ -68,6 +68,22 @@ grep -q "^confirmed .*e2e_prog.c:$S  skip" confirm-skip.txt || fail "confirm ski
 "$LS_BIN" confirm --findings lint.json --traces ok > confirm-ok.txt
 [ $? -eq 0 ] || fail "confirm ok: exit should be 0: $(cat confirm-ok.txt)"
 
+# A finding at the call of a helper: the run's site is inside the helper, one of
+# the recorded caller frames is on the finding's line.
+H=$(line helper-call)
+run_pair helper helper
+cat > lint-helper.json <<JSON
+{"version":1,"tool":"lockstep","findings":[
+ {"rule":"rank-divergent-collective","file":"tests/tools/e2e_prog.c","line":$H,"column":7,"function":"main",
+  "message":"m","fingerprint":"f3","notes":[],
+  "sites":[{"file":"tests/tools/e2e_prog.c","line":$H,"column":7,"callee":"share_config"}]}],"tus":[]}
+JSON
+"$LS_BIN" confirm --findings lint-helper.json --traces helper > confirm-helper.txt
+[ $? -eq 1 ] || fail "confirm helper: exit should be 1: $(cat confirm-helper.txt)"
+grep -q "^confirmed .*e2e_prog.c:$H  op-mismatch" confirm-helper.txt || fail "confirm helper: $(cat confirm-helper.txt)"
+"$LS_BIN" trace export helper > helper.export.json || fail "export helper"
+grep -q '"callers":	\["0x' helper.export.json || fail "export: no callers recorded: $(grep -m3 callers helper.export.json)"
+
 # With the analyzer built, the whole chain: lint's own findings, confirmed by the run.
 "$LS_BIN" lint --format=json "$LS_SRC" -- -I"$LS_INC" -I"$LS_INC_STANDIN" > real-lint.json 2> lint.err
 rc=$?
@@ -75,5 +91,8 @@ if [ $rc -ne 2 ] || ! grep -q "no analyzer" lint.err; then
   grep -q '"findings"' real-lint.json || fail "lint output: $(cat lint.err)"
   "$LS_BIN" confirm --findings real-lint.json --traces op > confirm-real.txt
   [ $? -eq 1 ] || fail "lint + op run should confirm a finding: $(cat confirm-real.txt) $(cat real-lint.json)"
+  "$LS_BIN" confirm --findings real-lint.json --traces helper > confirm-real-helper.txt
+  grep -q "^confirmed .*e2e_prog.c:$H " confirm-real-helper.txt ||
+    fail "lint's finding at the helper's call should be confirmed by the helper run: $(cat confirm-real-helper.txt)"
 fi
 echo ok

@@ -2,7 +2,9 @@
  * run under `lockstep run` against the stand-in libnccl.so.2 (a test double
  * that mimics return codes only; the real evidence is gpu_tests/), then
  * compare / export / confirm its traces. RANK comes from the environment.
- *   e2e_prog ok | opmismatch | skip
+ *   e2e_prog ok | opmismatch | skip | helper
+ * helper: rank 0 broadcasts inside share_config(), rank 1 all-reduces: the
+ * divergence's site is in the helper, a finding at its call must still join.
  * The E2E: markers name lines the test script looks up. */
 #include <stdint.h>
 #include <stdio.h>
@@ -15,6 +17,10 @@
 
 static float buf[16];
 
+static __attribute__((noinline)) void share_config(ncclComm_t comm) {
+  ncclBroadcast(buf, buf, 4, F32, 0, comm, STREAM); /* E2E:helper-bcast */
+}
+
 int main(int argc, char **argv) {
   const char *mode = argc > 1 ? argv[1] : "ok";
   int rank, world;
@@ -24,6 +30,14 @@ int main(int argc, char **argv) {
   if (ncclCommInitRank(&comm, 2, id, rank) != ncclSuccess)
     return 3;
   ncclAllReduce(buf, buf, 4, F32, SUM, comm, STREAM); /* E2E:first */
+  if (!strcmp(mode, "helper")) {
+    if (rank == 0)
+      share_config(comm); /* E2E:helper-call */
+    else
+      ncclAllReduce(buf, buf, 4, F32, SUM, comm, STREAM);
+    ncclCommDestroy(comm);
+    return 0;
+  }
   if (!strcmp(mode, "opmismatch") && rank == 1)
     ncclAllReduce(buf, buf, 4, F32, SUM, comm, STREAM); /* E2E:opmismatch-b */
   else

@@ -235,6 +235,25 @@ static unsigned char *tb_bytes(const struct tb *t) {
   return b;
 }
 
+/* The same trace in format version 1 (128-byte records without callers), as the
+ * recorders of before version 2 wrote them. */
+static void tb_write_v1(struct tb *t, const char *dir) {
+  char path[4200];
+  snprintf(path, sizeof path, "%s/rank%d.lstrace", dir, t->rank);
+  size_t size = REC_OFF + CAP * LS_TRACE_RECORD_SIZE_V1;
+  unsigned char *b = calloc(1, size);
+  t->h.version = 1;
+  t->h.record_size = LS_TRACE_RECORD_SIZE_V1;
+  memcpy(b, &t->h, sizeof t->h);
+  memcpy(b + API_OFF, t->apis, sizeof t->apis);
+  memcpy(b + MOD_OFF, t->mods, sizeof t->mods);
+  for (int i = 0; i < CAP; i++)
+    memcpy(b + REC_OFF + (size_t)i * LS_TRACE_RECORD_SIZE_V1, &t->recs[i], LS_TRACE_RECORD_SIZE_V1);
+  write_bytes(path, b, size);
+  free(b);
+  free(t);
+}
+
 static void tb_write(struct tb *t, const char *dir) {
   char path[4200];
   snprintf(path, sizeof path, "%s/rank%d.lstrace", dir, t->rank);
@@ -389,6 +408,27 @@ static void case_consistent(void) {
   }
   rc = run("compare", dir, NULL);
   CHECK(rc == 0 && strstr(out_buf, "lockstep: consistent"), "text:\n%s", out_buf);
+
+  /* Traces of format version 1 still read, beside version 2 ones; a divergence in
+   * them is found with its sites. */
+  dir = case_dir("version1");
+  for (int rk = 0; rk < 2; rk++) {
+    struct tb *t = tb_new(rk, 2);
+    ar(t, 0, S_A);
+    if (rk)
+      bc(t, A_BROADCAST, 1, 0, S_C);
+    else
+      ar(t, 1, S_B);
+    if (rk)
+      tb_write_v1(t, dir);
+    else
+      tb_write(t, dir);
+  }
+  rc = run("compare", dir, NULL);
+  char want1[64];
+  snprintf(want1, sizeof want1, "tools_test.c:%d", site_line[S_C]);
+  CHECK(rc == 1 && strstr(out_buf, "divergence: op-mismatch") && strstr(out_buf, want1), "version 1: %d\n%s%s", rc,
+        out_buf, err_buf);
 
   /* Three ranks, a send 0->1 that rank 2 takes no part in, then an allreduce
    * that rank 2 numbers seq 0 and the others seq 1. */
@@ -733,6 +773,10 @@ static void d_version(unsigned char *b, size_t *len) {
   (void)len;
   ((struct ls_trace_header *)b)->version = 99;
 }
+static void d_v1_record_size(unsigned char *b, size_t *len) {
+  (void)len;
+  ((struct ls_trace_header *)b)->version = 1;
+}
 static void d_api_index(unsigned char *b, size_t *len) {
   (void)len;
   ((struct ls_trace_record *)(b + REC_OFF))[1].api = NAPI + 3;
@@ -794,6 +838,7 @@ static void case_damaged(void) {
   }
   damaged("bad-magic", d_magic, "offset 0: not a lockstep trace");
   damaged("bad-version", d_version, "offset 8: unsupported trace version 99");
+  damaged("v1-record-size", d_v1_record_size, "record size 192, expected 128 for version 1");
   damaged("api-index", d_api_index, "api index 14 out of range");
   damaged("api-offset", d_api_offset, "api table");
   damaged("modules-offset", d_modules_offset, "module table");

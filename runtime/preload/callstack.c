@@ -1,0 +1,65 @@
+/* callstack.c — the few return addresses above a call's site, for `confirm` to join a
+ * finding at the call of a helper with the collective the helper issued. Follows the
+ * frame-pointer chain: a handful of loads per call, no unwinder, no lock, no malloc
+ * after a thread's first call. The library is preloaded into programs built without
+ * frame pointers, where rbp may hold anything: a frame is followed only while it lies
+ * inside the calling thread's own stack, above the current one and 16-aligned, so a
+ * load never leaves mapped memory and the walk always ends.
+ * Non-goal: exact stacks (code without frame pointers skips frames or ends the chain). */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdint.h>
+
+#include "internal.h"
+
+#define LS_TLS __thread __attribute__((tls_model("initial-exec")))
+
+/* This thread's stack [lo, hi); hi == 1: unknown (no walk). */
+static LS_TLS uintptr_t tl_lo, tl_hi;
+
+static void stack_bounds(void) {
+  pthread_attr_t a;
+  void *addr = NULL;
+  size_t size = 0;
+  tl_hi = 1;
+  if (pthread_getattr_np(pthread_self(), &a) != 0)
+    return;
+  if (pthread_attr_getstack(&a, &addr, &size) == 0 && addr && size) {
+    tl_lo = (uintptr_t)addr;
+    tl_hi = (uintptr_t)addr + size;
+  }
+  pthread_attr_destroy(&a);
+}
+
+/* Our own frames (this one, the hooks', the wrapper's) come first: the walk looks for
+ * the frame whose return address is `site` and keeps what lies above it. */
+#define OWN_FRAMES 6
+
+__attribute__((noinline)) void ls_stack_callers(const void *site, uint64_t *out, unsigned n) {
+  for (unsigned i = 0; i < n; i++)
+    out[i] = 0;
+  if (__builtin_expect(!tl_hi, 0))
+    stack_bounds();
+  uintptr_t fp = (uintptr_t)__builtin_frame_address(0), lo = fp, hi = tl_hi;
+  /* on an alternate signal stack or a user-made one (coroutines): not the stack we know */
+  if (hi <= 1 || fp < tl_lo || fp >= hi)
+    return;
+  unsigned k = 0;
+  int found = 0;
+  for (unsigned hop = 0; hop < OWN_FRAMES + n && k < n; hop++) {
+    if (fp & 15u || fp < lo || fp > hi - 2 * sizeof(uintptr_t))
+      return;
+    const uintptr_t *f = (const uintptr_t *)fp;
+    uintptr_t ret = f[1], next = f[0];
+    if (found)
+      out[k++] = ret;
+    else if (ret == (uintptr_t)site)
+      found = 1;
+    else if (hop >= OWN_FRAMES)
+      return; /* the site's frame was not among ours: nothing trustworthy above */
+    if (next <= fp)
+      return; /* the chain must climb: ends at 0 (the outermost frame) or garbage */
+    lo = fp + 2 * sizeof(uintptr_t);
+    fp = next;
+  }
+}
