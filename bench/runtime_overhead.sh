@@ -4,11 +4,12 @@
 # alone), and preloaded with the fake libcuda.so.1 (adds the event-pool bookkeeping;
 # the fake's cuEventRecord costs ~nothing, a real one is measured on GPUs).
 #   bench/runtime_overhead.sh [BUILD_DIR] [CALLS]     (default build, 1000000)
+# LS_BENCH_LIB=PATH times another liblockstep.so (an older build's) with the same program.
 set -eu
 B=${1:-build}
 N=${2:-1000000}
 BIN="$B/bench/ls_runtime_overhead"
-LIB="$B/runtime/liblockstep.so"
+LIB=${LS_BENCH_LIB:-"$B/runtime/liblockstep.so"}
 FAKE="$B/tests/runtime/fakecuda"
 DIR=$(mktemp -d)
 trap 'rm -rf "$DIR"' EXIT

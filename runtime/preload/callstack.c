@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "internal.h"
 
@@ -35,31 +36,33 @@ static void stack_bounds(void) {
  * the frame whose return address is `site` and keeps what lies above it. */
 #define OWN_FRAMES 6
 
-__attribute__((noinline)) void ls_stack_callers(const void *site, uint64_t *out, unsigned n) {
-  for (unsigned i = 0; i < n; i++)
-    out[i] = 0;
+__attribute__((noinline)) void ls_stack_callers(const void *site, uint64_t out[LS_TRACE_CALLERS]) {
+  uint64_t v[LS_TRACE_CALLERS] = {0};
   if (__builtin_expect(!tl_hi, 0))
     stack_bounds();
-  uintptr_t fp = (uintptr_t)__builtin_frame_address(0), lo = fp, hi = tl_hi;
+  uintptr_t fp = (uintptr_t)__builtin_frame_address(0), top = tl_hi - 2 * sizeof(uintptr_t);
   /* on an alternate signal stack or a user-made one (coroutines): not the stack we know */
-  if (hi <= 1 || fp < tl_lo || fp >= hi)
-    return;
-  unsigned k = 0;
-  int found = 0;
-  for (unsigned hop = 0; hop < OWN_FRAMES + n && k < n; hop++) {
-    if (fp & 15u || fp < lo || fp > hi - 2 * sizeof(uintptr_t))
-      return;
-    const uintptr_t *f = (const uintptr_t *)fp;
-    uintptr_t ret = f[1], next = f[0];
-    if (found)
-      out[k++] = ret;
-    else if (ret == (uintptr_t)site)
-      found = 1;
-    else if (hop >= OWN_FRAMES)
-      return; /* the site's frame was not among ours: nothing trustworthy above */
-    if (next <= fp)
-      return; /* the chain must climb: ends at 0 (the outermost frame) or garbage */
-    lo = fp + 2 * sizeof(uintptr_t);
-    fp = next;
+  if (tl_hi > 1 && fp >= tl_lo && fp <= top && !(fp & 15u)) {
+    unsigned k = 0, own = 0;
+    int found = 0;
+    for (;;) {
+      const uintptr_t *f = (const uintptr_t *)fp; /* fp is in [its stack, top], aligned */
+      uintptr_t ret = f[1], next = f[0];
+      if (found) {
+        v[k++] = ret;
+        if (k == LS_TRACE_CALLERS)
+          break;
+      } else if (ret == (uintptr_t)site) {
+        found = 1;
+      } else if (++own > OWN_FRAMES) {
+        break; /* the site's frame was not among ours: nothing trustworthy above */
+      }
+      /* the chain must climb (it ends at 0, the outermost frame, or at garbage) and
+       * stay below the top: next in (fp, top], 16-aligned */
+      if ((next & 15u) || next - fp - 1 >= top - fp)
+        break;
+      fp = next;
+    }
   }
+  memcpy(out, v, sizeof v); /* a constant size: two vector stores, no call */
 }

@@ -813,7 +813,7 @@ void ls_call_enter(struct ls_call *c) {
   r->tid = my_tid();
   r->t_enter_ns = c->t_enter;
   r->site_pc = (uint64_t)(uintptr_t)c->site;
-  ls_stack_callers(c->site, r->callers, LS_TRACE_CALLERS);
+  ls_stack_callers(c->site, r->callers);
   r->stream = c->args.stream;
   r->aux0 = c->aux0;
   r->aux1 = has_seq(c->kind) && c->depth > 0 ? tl_group : c->aux1;

@@ -122,7 +122,7 @@ static void test_calls(void) {
 uint64_t probe_out[LS_TRACE_CALLERS];
 void probe(void);
 __attribute__((noinline)) void probe(void) {
-  ls_stack_callers(__builtin_return_address(0), probe_out, LS_TRACE_CALLERS);
+  ls_stack_callers(__builtin_return_address(0), probe_out);
 }
 void hostile(uintptr_t rbp);
 __asm__(".text\n.globl hostile\n.type hostile,@function\nhostile:\n"
