@@ -11,12 +11,16 @@
 #define LS_MAX_COMMS 4096u
 #define LS_DEFAULT_CAPACITY (1u << 20) /* records: 192 MiB of sparse file */
 #define LS_EXIT_CODE 86                /* policy exit: distinct from any NCCL/MPI code */
+#define LS_END_CODE 87                 /* policy end: a divergence reported and a hang seen */
 
 /* Writer-private completion tag in record->wtag. */
 #define LS_WTAG_PENDING 0u          /* waiting: outer group end or event not armed yet */
 #define LS_WTAG_NONE 0xffffffffu    /* nothing to wait for (error, untracked, no device) */
 
-enum ls_policy { LS_POLICY_REPORT = 0, LS_POLICY_ABORT = 1, LS_POLICY_EXIT = 2 };
+/* end: report, until both signals agree that the ranks can no longer meet (the side
+ * channel reported a divergence, and the watchdog found a call not complete past the
+ * timeout, in either order); then the process exits with LS_END_CODE. */
+enum ls_policy { LS_POLICY_REPORT = 0, LS_POLICY_ABORT = 1, LS_POLICY_EXIT = 2, LS_POLICY_END = 3 };
 
 struct ls_state {
   struct ls_trace_header *hdr;
@@ -85,7 +89,7 @@ LS_HIDDEN void ls_online_reset_after_fork(void);
 /* Watchdog (watchdog.c). */
 LS_HIDDEN void ls_watchdog_start(void);
 /* LOCKSTEP_POLICY applied to communicator `comm` (report: nothing; exit: no return). */
-LS_HIDDEN void ls_apply_policy(uint64_t comm);
+LS_HIDDEN void ls_apply_policy(uint64_t comm, int hang); /* hang: the watchdog's, else a divergence */
 /* 1 if the sequenced call is not returned or not complete on the device, 0 if done
  * (or unsequenced), -1 if claimed but not yet written. */
 LS_HIDDEN int ls_rec_pending(const struct ls_trace_record *r);

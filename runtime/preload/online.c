@@ -988,7 +988,7 @@ static void report(struct ls_online_comm *oc, const struct ls_fp *mine, int peer
   say(msg, n, sizeof msg);
   event(oc, seq, peer, 0);
   ls_trace_sync();
-  ls_apply_policy(oc->id);
+  ls_apply_policy(oc->id, 0);
 }
 
 /* A stable, authentic copy of a peer's slot: 1 ok, 0 not there (yet), -1 rejected. */
@@ -1102,7 +1102,7 @@ static void check_skip(struct ls_online_comm *oc, int p, unsigned slot, uint64_t
   say(msg, n, sizeof msg);
   event(oc, mine.seq, p, 1);
   ls_trace_sync();
-  ls_apply_policy(oc->id);
+  ls_apply_policy(oc->id, 0);
 }
 
 /* The k-th fingerprints of this rank and peer p are not the same call: the two paused

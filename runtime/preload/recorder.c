@@ -637,6 +637,8 @@ static void read_config(void) {
     ls_g.policy = LS_POLICY_ABORT;
   else if (p && !strcmp(p, "exit"))
     ls_g.policy = LS_POLICY_EXIT;
+  else if (p && !strcmp(p, "end"))
+    ls_g.policy = LS_POLICY_END;
   const char *pm = getenv("LOCKSTEP_POLL_MS");
   unsigned long pmv = pm && *pm ? strtoul(pm, NULL, 10) : 10;
   ls_g.poll_ms = pmv > 60000 ? 60000 : (unsigned)pmv;

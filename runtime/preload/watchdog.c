@@ -6,6 +6,8 @@
  *   report (default)  keep running, the trace and the message are the result
  *   abort             ncclCommAbort on that communicator, through the real function
  *   exit              _exit(86) (LS_EXIT_CODE), distinct from any NCCL or MPI code
+ *   end               report, until the side channel has also reported a divergence
+ *                     (either first): then _exit(87) (LS_END_CODE); `lockstep run`'s default
  * The thread never takes a lock an application thread holds across a call. */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -178,11 +180,29 @@ static void fire(uint64_t index, struct ls_trace_record *r, uint64_t now) {
                    (unsigned long long)r->comm_id, (double)(now - r->t_enter_ns) / 1e9, lastbuf);
   if (n > 0)
     (void)!write(2, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
-  ls_apply_policy(r->comm_id);
+  ls_apply_policy(r->comm_id, 1);
 }
 
+static int g_hung, g_diverged; /* policy end: what was seen so far (atomic) */
+
 /* LOCKSTEP_POLICY on communicator `comm` (a hang here, a mismatch in online.c). */
-void ls_apply_policy(uint64_t comm) {
+void ls_apply_policy(uint64_t comm, int hang) {
+  if (ls_g.policy == LS_POLICY_END) {
+    __atomic_store_n(hang ? &g_hung : &g_diverged, 1, __ATOMIC_SEQ_CST);
+    if (!__atomic_load_n(&g_hung, __ATOMIC_SEQ_CST) || !__atomic_load_n(&g_diverged, __ATOMIC_SEQ_CST))
+      return;
+    char msg[400];
+    int n = snprintf(msg, sizeof msg,
+                     "lockstep: rank %d: ending this process with exit code %d: the side channel reported a "
+                     "divergence and a call has not completed after the watchdog's timeout (%.1f s); the ranks "
+                     "cannot meet again (policy end, the default of `lockstep run`; --policy report keeps the "
+                     "job running)\n",
+                     ls_g.hdr ? ls_g.hdr->launcher_rank : -1, LS_END_CODE, (double)ls_g.timeout_ns / 1e9);
+    if (n > 0)
+      (void)!write(2, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
+    ls_trace_sync();
+    _exit(LS_END_CODE);
+  }
   if (ls_g.policy == LS_POLICY_EXIT) {
     ls_trace_sync();
     _exit(LS_EXIT_CODE);
@@ -268,4 +288,5 @@ void ls_watchdog_reset_after_fork(void) {
   g_lowwater = 0;
   g_faulted = 0;
   g_nblocked = 0;
+  g_hung = g_diverged = 0; /* the child's own calls decide its fate */
 }

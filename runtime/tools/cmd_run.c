@@ -1,26 +1,39 @@
 /* cmd_run.c — `lockstep run`: start a command with liblockstep.so preloaded and the
  * recorder configured through LOCKSTEP_* variables, which launchers (mpirun,
  * torchrun, srun) pass on to every rank they start. The exit code is the command's
- * (128+N when signal N killed it; 127/126 when it cannot be started), so `run` can
- * stand in front of anything in a script. Non-goal: launching ranks itself. */
+ * (128+N when signal N killed it; 127/126 when it cannot be started), or
+ * LS_RUN_DIVERGED when the command succeeded although lockstep reported a divergence
+ * or a hang, so `run` can stand in front of anything in a script. The command runs in
+ * a process group of its own: signals sent to `run` go to the whole group, and what
+ * is left of it afterwards is ended. Non-goal: launching ranks itself. */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <termios.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "commands.h"
+#include "trace_read.h"
+
+/* The command exited 0, but the side channel reported a divergence or the watchdog a
+ * hang: distinct from the recorder's 86 (policy exit) and 87 (policy end). */
+#define LS_RUN_DIVERGED 85
+#define LS_END_CODE 87
 
 #define LS_LIB_NAME "liblockstep.so"
 
 static void usage(FILE *out) {
   fprintf(out,
-          "usage: lockstep run [--trace-dir DIR] [--timeout SEC] [--policy report|abort|exit]\n"
+          "usage: lockstep run [--trace-dir DIR] [--timeout SEC] [--policy end|report|abort|exit]\n"
           "                    [--capacity RECORDS] [--] COMMAND [ARG]...\n"
           "\n"
           "Runs COMMAND with liblockstep.so preloaded (prepended to LD_PRELOAD); every\n"
@@ -29,14 +42,22 @@ static void usage(FILE *out) {
           "\n"
           "  --trace-dir DIR   where traces go (LOCKSTEP_TRACE_DIR), made absolute\n"
           "  --timeout SEC     watchdog timeout in seconds, 0 = never (LOCKSTEP_TIMEOUT, default 60)\n"
-          "  --policy P        on timeout: report (default), abort the communicator, or\n"
-          "                    exit the rank with code 86 (LOCKSTEP_POLICY)\n"
+          "  --policy P        what a rank does on a hang or a reported divergence\n"
+          "                    (LOCKSTEP_POLICY): end (default) reports, and once the side\n"
+          "                    channel reported a divergence and the watchdog's timeout\n"
+          "                    passed on a call, exits with code 87 (the ranks cannot meet\n"
+          "                    again: the launcher ends the job); report only reports;\n"
+          "                    abort aborts the communicator; exit ends the rank with 86 at\n"
+          "                    the first report\n"
           "  --capacity N      trace records per process (LOCKSTEP_TRACE_CAPACITY, default 1048576)\n"
           "\n"
           "The library is found in $LOCKSTEP_LIB, next to this binary (build tree or\n"
           "install prefix), or in the configured build/install lib directories.\n"
+          "SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to `lockstep run` go to the command's\n"
+          "process group; whatever of it is still running 2 s after such a signal is killed.\n"
           "Exit code: the command's; 128+N if signal N killed it; 127 if it cannot be\n"
-          "started; 2 for a usage error.\n");
+          "started; 85 if it exited 0 but lockstep reported a divergence or a hang (the\n"
+          "traces say where: lockstep compare DIR); 2 for a usage error.\n");
 }
 
 static int is_file(const char *p) {
@@ -103,9 +124,103 @@ static int mkdir_p(const char *dir) {
 }
 
 static pid_t g_child;
+static volatile sig_atomic_t g_signalled;
 static void forward(int sig) {
+  g_signalled = sig;
   if (g_child > 0)
-    kill(g_child, sig);
+    kill(-g_child, sig); /* the launcher and every rank that stayed in its group */
+}
+
+/* The command exists and may be executed (execvp's lookup), so a mistyped one leaves no
+ * trace directory behind. */
+static int runnable(const char *cmd) {
+  if (strchr(cmd, '/'))
+    return access(cmd, X_OK) == 0;
+  const char *path = getenv("PATH");
+  if (!path || !*path)
+    path = "/bin:/usr/bin";
+  for (const char *p = path;; p++) {
+    const char *e = strchr(p, ':');
+    size_t n = e ? (size_t)(e - p) : strlen(p);
+    char full[PATH_MAX];
+    if (snprintf(full, sizeof full, "%.*s/%s", (int)(n ? n : 1), n ? p : ".", cmd) < (int)sizeof full &&
+        access(full, X_OK) == 0)
+      return 1;
+    if (!e)
+      return 0;
+    p = e;
+  }
+}
+
+/* Traces already in DIR belong to earlier runs: compare would read them with this one. */
+static void warn_earlier(const char *dir) {
+  DIR *d = opendir(dir);
+  if (!d)
+    return;
+  unsigned n = 0;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    size_t len = strlen(e->d_name);
+    n += len > 8 && !strcmp(e->d_name + len - 8, LS_TRACE_FILE_SUFFIX);
+  }
+  closedir(d);
+  if (n)
+    fprintf(stderr, "lockstep run: note: %s already holds %u trace%s of an earlier run; `lockstep compare` reads "
+                    "every trace of a directory: use a --trace-dir per run\n", dir, n, n == 1 ? "" : "s");
+}
+
+/* What the recorder reported in the traces this run wrote (started at or after
+ * t0_ns): online divergence reports and watchdog timeouts. */
+static void reported(const char *dir, uint64_t t0_ns, unsigned long *ndiv, unsigned long *nhang) {
+  *ndiv = *nhang = 0;
+  DIR *d = opendir(dir);
+  if (!d)
+    return;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    size_t len = strlen(e->d_name);
+    if (len <= 8 || strcmp(e->d_name + len - 8, LS_TRACE_FILE_SUFFIX))
+      continue;
+    char path[PATH_MAX], err[256];
+    struct ls_trace t;
+    if (snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= (int)sizeof path ||
+        ls_trace_load(path, &t, err, sizeof err))
+      continue; /* compare names a damaged file; run only counts reports */
+    if (t.hdr->t0_realtime_ns + 2000000000ull >= t0_ns) /* hosts' clocks: 2 s of slack */
+      for (uint64_t i = 0; i < t.nrecords; i++) {
+        if (t.records[i].state == LS_REC_FREE)
+          continue;
+        const char *api = ls_trace_api_name(&t, &t.records[i]);
+        *ndiv += !strcmp(api, "lockstep_mismatch");
+        *nhang += !strcmp(api, "lockstep_watchdog");
+      }
+    ls_trace_free(&t);
+  }
+  closedir(d);
+}
+
+/* After a forwarded signal: what is left of the command's group, and the processes that
+ * were re-parented to us (we are their subreaper) when their parent died, get SIGTERM,
+ * then SIGKILL 2 s later. */
+static void end_leftovers(pid_t pgid) {
+  for (int round = 0; round < 2; round++) {
+    int sig = round ? SIGKILL : SIGTERM, any = kill(-pgid, sig) == 0;
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/task/%d/children", (int)getpid());
+    FILE *f = fopen(path, "r");
+    long pid;
+    while (f && fscanf(f, "%ld", &pid) == 1)
+      any |= kill((pid_t)pid, sig) == 0;
+    if (f)
+      fclose(f);
+    for (int k = 0; any && k < 200; k++) { /* reap for up to 2 s */
+      while (waitpid(-1, NULL, WNOHANG) > 0)
+        ;
+      if (kill(-pgid, 0) != 0 && waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD)
+        return;
+      usleep(10000);
+    }
+  }
 }
 
 /* Option value from "--opt VALUE" or "--opt=VALUE"; advances *i. NULL on a mismatch. */
@@ -127,6 +242,8 @@ static const char *opt_value(int argc, char **argv, int *i, const char *name, in
 
 int ls_cmd_run(int argc, char **argv) {
   const char *dir = "lockstep-traces", *timeout = NULL, *policy = NULL, *capacity = NULL;
+  struct timespec start;
+  clock_gettime(CLOCK_REALTIME, &start);
   int i = 1, err = 0;
   for (; i < argc; i++) {
     const char *v;
@@ -168,9 +285,15 @@ int ls_cmd_run(int argc, char **argv) {
       return 2;
     }
   }
-  if (policy && strcmp(policy, "report") && strcmp(policy, "abort") && strcmp(policy, "exit")) {
-    fprintf(stderr, "lockstep run: --policy %s: expected report, abort or exit\n", policy);
+  if (policy && strcmp(policy, "end") && strcmp(policy, "report") && strcmp(policy, "abort") &&
+      strcmp(policy, "exit")) {
+    fprintf(stderr, "lockstep run: --policy %s: expected end, report, abort or exit\n", policy);
     return 2;
+  }
+  if (!runnable(argv[i])) {
+    fprintf(stderr, "lockstep run: %s: %s\n", argv[i],
+            strchr(argv[i], '/') && access(argv[i], F_OK) == 0 ? "not executable" : "command not found");
+    return strchr(argv[i], '/') && access(argv[i], F_OK) == 0 ? 126 : 127;
   }
   if (capacity && strtoull(capacity, NULL, 0) == 0) {
     fprintf(stderr, "lockstep run: --capacity %s: expected a positive number\n", capacity);
@@ -196,6 +319,7 @@ int ls_cmd_run(int argc, char **argv) {
     fprintf(stderr, "lockstep run: %s: cannot create: %s\n", absdir, strerror(errno));
     return 2;
   }
+  warn_earlier(absdir);
 
   const char *old = getenv("LD_PRELOAD");
   if (old && *old && !strstr(old, lib)) {
@@ -214,6 +338,8 @@ int ls_cmd_run(int argc, char **argv) {
     setenv("LOCKSTEP_TIMEOUT", timeout, 1);
   if (policy)
     setenv("LOCKSTEP_POLICY", policy, 1);
+  else if (!getenv("LOCKSTEP_POLICY"))
+    setenv("LOCKSTEP_POLICY", "end", 1); /* an outer setting wins, as for the secret */
   if (capacity)
     setenv("LOCKSTEP_TRACE_CAPACITY", capacity, 1);
   /* The online side channel's per-job key (runtime/README.md): 128 random bits the
@@ -231,11 +357,19 @@ int ls_cmd_run(int argc, char **argv) {
       fclose(ur);
   }
 
-  /* Like system(): the terminal's SIGINT/SIGQUIT reach the child's process group
-   * anyway; we wait for it. SIGTERM/SIGHUP sent to us are forwarded. */
-  struct sigaction ign = {.sa_handler = SIG_IGN}, fwd = {.sa_handler = forward}, oldint, oldquit;
-  sigemptyset(&ign.sa_mask);
+  /* The command gets a process group of its own, so a signal to us reaches every
+   * process of it (a launcher's ranks too, unless they moved to groups of their own:
+   * those are re-parented to us when the launcher dies, and ended then). On a
+   * terminal the group becomes the foreground one, as a shell's job would. */
+  struct sigaction fwd = {.sa_handler = forward}, ign = {.sa_handler = SIG_IGN}, oldttou;
   sigemptyset(&fwd.sa_mask);
+  sigemptyset(&ign.sa_mask);
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
+  int tty = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
+  sigaction(SIGTTOU, &ign, &oldttou);
+  static const int fwd_sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+  for (size_t k = 0; k < sizeof fwd_sigs / sizeof *fwd_sigs; k++)
+    sigaction(fwd_sigs[k], &fwd, NULL);
   fflush(NULL);
   g_child = fork();
   if (g_child < 0) {
@@ -243,26 +377,48 @@ int ls_cmd_run(int argc, char **argv) {
     return 2;
   }
   if (g_child == 0) {
+    setpgid(0, 0);
+    if (tty)
+      tcsetpgrp(STDIN_FILENO, getpgrp());
+    struct sigaction dfl = {.sa_handler = SIG_DFL};
+    sigemptyset(&dfl.sa_mask);
+    for (size_t k = 0; k < sizeof fwd_sigs / sizeof *fwd_sigs; k++)
+      sigaction(fwd_sigs[k], &dfl, NULL);
+    sigaction(SIGTTOU, &oldttou, NULL);
     execvp(argv[i], argv + i);
     int e = errno;
     fprintf(stderr, "lockstep run: %s: %s\n", argv[i], strerror(e));
     _exit(e == ENOENT ? 127 : 126);
   }
-  sigaction(SIGINT, &ign, &oldint);
-  sigaction(SIGQUIT, &ign, &oldquit);
-  sigaction(SIGTERM, &fwd, NULL);
-  sigaction(SIGHUP, &fwd, NULL);
+  setpgid(g_child, g_child); /* both sides: whichever runs first */
+  if (tty)
+    tcsetpgrp(STDIN_FILENO, g_child);
   int status = 0;
   while (waitpid(g_child, &status, 0) < 0)
     if (errno != EINTR) {
       fprintf(stderr, "lockstep run: waitpid: %s\n", strerror(errno));
       return 2;
     }
-  sigaction(SIGINT, &oldint, NULL);
-  sigaction(SIGQUIT, &oldquit, NULL);
-  if (WIFEXITED(status))
-    return WEXITSTATUS(status);
-  if (WIFSIGNALED(status))
-    return 128 + WTERMSIG(status);
-  return 2;
+  if (tty)
+    tcsetpgrp(STDIN_FILENO, getpgrp());
+  sigaction(SIGTTOU, &oldttou, NULL);
+  if (g_signalled)
+    end_leftovers(g_child);
+  int rc = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 2;
+  unsigned long ndiv, nhang;
+  reported(absdir, (uint64_t)start.tv_sec * 1000000000ull + (uint64_t)start.tv_nsec, &ndiv, &nhang);
+  if (ndiv || nhang) {
+    char what[128];
+    snprintf(what, sizeof what, "%lu divergence report%s and %lu hang%s", ndiv, ndiv == 1 ? "" : "s", nhang,
+             nhang == 1 ? "" : "s");
+    if (rc == LS_END_CODE)
+      fprintf(stderr, "lockstep run: a rank ended the job (exit %d) once a divergence was reported and its call "
+                      "hung past the timeout (%s); `lockstep compare %s` names the divergence\n", rc, what, absdir);
+    else
+      fprintf(stderr, "lockstep run: the ranks diverged or hung (%s in the traces); `lockstep compare %s` names "
+                      "it%s\n", what, absdir, rc == 0 ? "; exit 85 although the command exited 0" : "");
+    if (rc == 0)
+      rc = LS_RUN_DIVERGED;
+  }
+  return rc;
 }

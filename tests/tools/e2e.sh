@@ -16,10 +16,11 @@ B=$(line opmismatch-b)
 S=$(line skip)
 [ -n "$A" ] && [ -n "$B" ] && [ -n "$S" ] || fail "markers not found in $LS_SRC"
 
-run_pair() { # MODE DIR
+run_pair() { # MODE DIR [WANT]: lockstep run exits WANT (0; 85 when the side channel reported a divergence)
   LD_LIBRARY_PATH="$LS_FAKECUDA" "$LS_BIN" run --trace-dir "$2" -- \
-    sh -c "LS_TEST_UID=$1 RANK=0 '$LS_E2E' $1 & LS_TEST_UID=$1 RANK=1 '$LS_E2E' $1; wait" ||
-    fail "$1: the program failed"
+    sh -c "LS_TEST_UID=$1 RANK=0 '$LS_E2E' $1 & LS_TEST_UID=$1 RANK=1 '$LS_E2E' $1; wait" 2> "$2.err"
+  rc=$?
+  [ $rc -eq "${3:-0}" ] || fail "$1: lockstep run exited $rc, want ${3:-0}: $(cat "$2.err")"
   [ "$(ls "$2"/*.lstrace | wc -l)" -eq 2 ] || fail "$1: expected two traces"
 }
 
@@ -27,7 +28,8 @@ run_pair ok ok
 "$LS_BIN" compare ok > ok.txt
 [ $? -eq 0 ] || fail "ok: compare should be consistent: $(cat ok.txt)"
 
-run_pair opmismatch op
+run_pair opmismatch op 85
+grep -q "^lockstep run: the ranks diverged or hung" op.err || fail "opmismatch: run's summary: $(cat op.err)"
 "$LS_BIN" compare op > op.txt
 [ $? -eq 1 ] || fail "opmismatch: compare should exit 1"
 head -1 op.txt | grep -Eq "^divergence: op-mismatch on comm 0x[0-9a-f]+ at seq 1: rank 0 ncclBroadcast\(count=4, dtype=ncclFloat32, root=0\) at .*e2e_prog\.c:$A vs rank 1 ncclAllReduce\(count=4, dtype=ncclFloat32, redop=ncclSum\) at .*e2e_prog\.c:$B\$" ||
@@ -71,7 +73,7 @@ grep -q "^confirmed .*e2e_prog.c:$S  skip" confirm-skip.txt || fail "confirm ski
 # A finding at the call of a helper: the run's site is inside the helper, one of
 # the recorded caller frames is on the finding's line.
 H=$(line helper-call)
-run_pair helper helper
+run_pair helper helper 85
 cat > lint-helper.json <<JSON
 {"version":1,"tool":"lockstep","findings":[
  {"rule":"rank-divergent-collective","file":"tests/tools/e2e_prog.c","line":$H,"column":7,"function":"main",
