@@ -9,7 +9,7 @@
  *                                   host-accessible memory) with no synchronization in between:
  *                                   ncclGroupEnd and the collective return once enqueued.
  * Runs once after every function is analyzed: it reuses the group-depth masks (gin) and the
- * begin/end helper summaries of checks.c (ls_group_delta). Every API name comes from the rules
+ * begin/end helper summaries of group.c (ls_group_delta). Every API name comes from the rules
  * (rules/host.json kinds memcpy, memcpy_async, *_sync, event_record, stream_create, ...). */
 #include <stdlib.h>
 #include <string.h>
@@ -59,7 +59,7 @@ static const char *name_of(ls_node *n, char buf[static NAMECAP]) {
 
 static uint32_t shift(uint32_t m, int d) { return d >= 0 ? m << d : m >> -d; }
 
-/* Group depth mask just before item i of block k (checks.c left gin on every block). */
+/* Group depth mask just before item i of block k (group.c left gin on every block). */
 static uint32_t mask_before(const ls_block *k, int i) {
   uint32_t m = k->gin;
   for (int j = 0; j < i; j++) {

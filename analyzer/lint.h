@@ -105,12 +105,12 @@ typedef struct ls_block {
   struct ls_block *ipdom;
   const ls_origin *impl;            /* control-dependent on a rank-dependent branch */
   const ls_origin *cond_taint;
-  /* second line: sequence memo and loop facts (checks.c) */
+  /* second line: sequence memo and loop facts (seq.c, driver.c) */
   uint64_t h; long len; int hstate; /* collective-sequence hash to exit (suffix) */
   int stop, ends;           /* sequence memo: truncated at block `stop` (-1: none); ends in abort */
   int cyc_ev;               /* on a cycle (strongly connected component) that issues collectives */
   int is_loop;              /* loop condition block */
-  int nstop;                /* checks.c's report walks: how many of the open ones stop here */
+  int nstop;                /* seq.c's report walks: how many of the open ones stop here */
   ls_node *term;            /* return statement ending this block, if any */
   struct ls_block **pred; int npred;
   /* the rest */
@@ -133,7 +133,7 @@ typedef struct ls_func {
   int kills_all;            /* every path ends in a job-wide abort */
   int group_net, group_helper, analyzed, visiting;
   int tdirty;               /* taint.c: an input of the function's passes changed since its last run */
-  /* what the body (lambdas nested in it included) holds, found by checks.c's call-graph walk:
+  /* what the body (lambdas nested in it included) holds, found by driver.c's call-graph walk:
    * bit i of calls_kinds: a call of an API function whose rules kind is kind_names[i] of the
    * program (ls_func_calls_kind); has_pragma: a statement wrapped by a pragma */
   uint64_t calls_kinds;
@@ -205,15 +205,43 @@ void ls_cfg_dump(const ls_func *f, FILE *out);
  * ("B0 B1 B2 EXIT VEXIT"), for tests. */
 void ls_cfg_dump_order(const ls_func *f, FILE *out);
 
-/* taint: whole-program fixpoint over all functions */
+/* ---- taint (taint.c): rank dependence, a whole-program fixpoint over all functions ---- */
 void ls_taint_run(ls_program *p);
-const ls_origin *ls_expr_taint(ls_program *p, ls_node *n);
-/* What an array/pointer argument points to (MPI's `counts` arrays). */
-const ls_origin *ls_content_taint(ls_program *p, ls_node *n);
-/* Flow-sensitive view: while `state` is set, a local with fsidx reads as rank-dependent
- * only when its bit is set. NULL restores the flow-insensitive facts. */
-void ls_taint_state(const uint64_t *state);
-/* An entity's bit (fsidx) in a flow-sensitive state; both flow-sensitive passes use these. */
+/* The origin of n's rank dependence, NULL when n is uniform. st: a state of the flow-sensitive
+ * pass (ls_fs), in which a local with fsidx reads as rank-dependent only when its bit is set;
+ * NULL: the flow-insensitive facts. */
+const ls_origin *ls_expr_taint(ls_program *p, const uint64_t *st, ls_node *n);
+/* What an array/pointer argument points to (MPI's `counts` arrays), read in state st. */
+const ls_origin *ls_content_taint(ls_program *p, const uint64_t *st, ls_node *n);
+/* The flow-sensitive pass over one function's locals: bit fsidx-1 of a state says whether
+ * a candidate local holds a rank value there. ls_taint_run runs it (full) inside its fixpoint.
+ * The checks' view of a function (after ls_taint_run) is the same pass, narrower as it always
+ * was: no access paths, at most 4096 locals, candidates picked by their flow-insensitive facts
+ * in one round, and a uniform out-argument source (MPI_Comm_size) does not make a local uniform.
+ * Fields are the pass's own. */
+typedef struct ls_fs {
+  ls_func *f;
+  ls_vec cands;             /* ls_entity* with fsidx */
+  int words;
+  uint64_t *in;             /* nblocks x words: state at block entry */
+  uint64_t *st;             /* one state (cap words) */
+  int cap;
+  size_t maxc;              /* most candidates for this function (memory and time bound) */
+  ls_vec pcands;            /* the candidates that are access paths */
+  int full;                 /* 1: the taint fixpoint's pass */
+} ls_fs;
+/* The checks' view of f: selects its candidates, solves, and sets each branch's cond_taint
+ * with the state at the branch, dropping the implicit flow (impl) of blocks no longer
+ * control-dependent on a rank-dependent branch (a few rounds). Free x with ls_fs_free. */
+void ls_fs_refine(ls_program *p, ls_func *f, ls_fs *x);
+/* The state at k's entry (x's scratch: valid until the next call), or NULL when nothing is
+ * tracked (the flow-insensitive facts hold). */
+uint64_t *ls_fs_enter(ls_fs *x, const ls_block *k);
+/* Advances st over item n of a block whose implicit flow is impl; nothing for st NULL. */
+void ls_fs_step(ls_program *p, ls_fs *x, ls_node *n, uint64_t *st, const ls_origin *impl);
+/* Clears the candidates' fsidx and frees x's memory. */
+void ls_fs_free(ls_fs *x);
+/* An entity's bit (fsidx) in a flow-sensitive state. */
 static inline void ls_fs_set(uint64_t *st, const ls_entity *e, int on) {
   unsigned b = (unsigned)e->fsidx - 1;
   if (on)
@@ -252,7 +280,7 @@ void ls_check_contracts(ls_program *p, ls_func *f, ls_vec *findings);
 /* Host-side contracts (check_threads.c): group-across-threads and
  * completion-assumed-at-group-end, once all functions are analyzed. */
 void ls_check_threads(ls_program *p, ls_vec *findings);
-/* Group depth (checks.c): bit LS_GZ+d of a block's gin/gout mask means depth d is possible
+/* Group depth (group.c): bit LS_GZ+d of a block's gin/gout mask means depth d is possible
  * there (relative to the function's entry); ls_group_delta is a call's effect on the depth
  * (+1 group start, -1 group end, a begin/end helper's summarized net effect, else 0). */
 #define LS_GZ 8

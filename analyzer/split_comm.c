@@ -150,7 +150,7 @@ static int of_color(ls_program *p, ls_node *cond, ls_node *color) {
     return 1;
   if (c && c->kind == CXCursor_BinaryOperator && is_cmp(c->op) && c->nkids == 2)
     for (int s = 0; s < 2; s++)
-      if (key(c->kids[s], kc, sizeof kc) && !strcmp(kc, kk) && !ls_expr_taint(p, c->kids[1 - s]))
+      if (key(c->kids[s], kc, sizeof kc) && !strcmp(kc, kk) && !ls_expr_taint(p, NULL, c->kids[1 - s]))
         return 1;
   return 0;
 }

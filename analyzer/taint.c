@@ -76,19 +76,16 @@ static const ls_rule_src *value_source(ls_program *p, ls_node *call) {
   return NULL;
 }
 
-static const ls_origin *content_taint(ls_program *p, ls_node *n);
+static const ls_origin *content_taint(ls_program *p, const uint64_t *st, ls_node *n);
 /* What a pointer/array expression points to: its elements' facts, else its own value's. */
-const ls_origin *ls_content_taint(ls_program *p, ls_node *n) { return content_taint(p, n); }
+const ls_origin *ls_content_taint(ls_program *p, const uint64_t *st, ls_node *n) { return content_taint(p, st, n); }
 
-static const ls_origin *content_taint(ls_program *p, ls_node *n) {
+static const ls_origin *content_taint(ls_program *p, const uint64_t *st, ls_node *n) {
   n = unwrap(n);
   if (n && n->kind == CXCursor_DeclRefExpr && n->ent && n->ent->kind != LS_ENT_FUNC)
     return n->ent->ptaint ? n->ent->ptaint : n->ent->taint;
-  return ls_expr_taint(p, n);
+  return ls_expr_taint(p, st, n);
 }
-
-static const uint64_t *fs_state;
-void ls_taint_state(const uint64_t *state) { fs_state = state; }
 
 /* ---- access paths: `s.x` / `p->x` of a local or parameter ----
  * Field facts are one per field, for every object. Where the base is a local or parameter,
@@ -194,27 +191,27 @@ static void path_build(ls_program *p, ls_vec *fpaths) {
 }
 
 /* a path's value under the flow-sensitive state, or -1 when the state does not track it */
-static int path_bit(const ls_entity *e) {
-  if (!fs_state || !e->fsidx)
+static int path_bit(const uint64_t *st, const ls_entity *e) {
+  if (!st || !e->fsidx)
     return -1;
   unsigned b = (unsigned)e->fsidx - 1;
-  return fs_state[b / 64] >> (b % 64) & 1;
+  return st[b / 64] >> (b % 64) & 1;
 }
 
-const ls_origin *ls_expr_taint(ls_program *p, ls_node *n) {
+const ls_origin *ls_expr_taint(ls_program *p, const uint64_t *st, ls_node *n) {
   if (!n)
     return NULL;
   switch (n->kind) {
   case CXCursor_DeclRefExpr:
-    if (n->ent && fs_state && n->ent->fsidx) {
+    if (n->ent && st && n->ent->fsidx) {
       unsigned b = (unsigned)n->ent->fsidx - 1;
-      return fs_state[b / 64] >> (b % 64) & 1 ? n->ent->taint : NULL;
+      return st[b / 64] >> (b % 64) & 1 ? n->ent->taint : NULL;
     }
     return n->ent && n->ent->kind != LS_ENT_FUNC ? n->ent->taint : NULL;
   case CXCursor_MemberRefExpr:
     if (n->ent && n->ent->taint) {
       struct pathref *r = path_ref(n);
-      int bit = r ? path_bit(r->path) : -1;
+      int bit = r ? path_bit(st, r->path) : -1;
       if (bit == 0 || (bit < 0 && r && taint_done && r->seen == 1))
         break; /* this object's field is uniform here; the base may still be rank-dependent */
       return bit == 1 && r->path->taint ? r->path->taint : n->ent->taint;
@@ -224,12 +221,12 @@ const ls_origin *ls_expr_taint(ls_program *p, ls_node *n) {
     if (n->op == CXUnaryOperator_AddrOf)
       return NULL; /* an address is not a rank value, whatever it points to */
     if (n->op == CXUnaryOperator_Deref && n->nkids == 1)
-      return content_taint(p, n->kids[0]);
+      return content_taint(p, st, n->kids[0]);
     break;
   case CXCursor_ArraySubscriptExpr:
     if (n->nkids == 2) {
-      const ls_origin *o = content_taint(p, n->kids[0]);
-      return o ? o : ls_expr_taint(p, n->kids[1]);
+      const ls_origin *o = content_taint(p, st, n->kids[0]);
+      return o ? o : ls_expr_taint(p, st, n->kids[1]);
     }
     break;
   case CXCursor_UnaryExpr: /* sizeof/alignof: a type's size, never a rank value */
@@ -253,7 +250,7 @@ const ls_origin *ls_expr_taint(ls_program *p, ls_node *n) {
     if (n->ptr_result)
       return NULL; /* malloc() & co.: an address, not a rank value */
     for (unsigned i = 0; i < n->nkids; i++) { /* unknown function: result follows its inputs */
-      const ls_origin *o = ls_expr_taint(p, n->kids[i]);
+      const ls_origin *o = ls_expr_taint(p, st, n->kids[i]);
       if (o)
         return o;
     }
@@ -263,7 +260,7 @@ const ls_origin *ls_expr_taint(ls_program *p, ls_node *n) {
     break;
   }
   for (unsigned i = 0; i < n->nkids; i++) {
-    const ls_origin *o = ls_expr_taint(p, n->kids[i]);
+    const ls_origin *o = ls_expr_taint(p, st, n->kids[i]);
     if (o)
       return o;
   }
@@ -414,24 +411,24 @@ static void out_arg(struct run *r, ls_node *arg, const ls_origin *o) {
   taint_ent(r, t, o, level);
 }
 
-static void apply(struct run *r, ls_node *n) {
+static void apply(struct run *r, const uint64_t *st, ls_node *n) {
   ls_program *p = r->p;
   int tp = 0;
   switch (n->kind) {
   case CXCursor_VarDecl:
     for (unsigned i = 0; i < n->nkids; i++)
-      taint_ent(r, n->ent, ls_expr_taint(p, n->kids[i]), 0);
+      taint_ent(r, n->ent, ls_expr_taint(p, st, n->kids[i]), 0);
     return;
   case CXCursor_BinaryOperator:
   case CXCursor_CompoundAssignOperator:
     if (n->nkids == 2) {
       ls_entity *t = ls_target_of(n->kids[0], &tp);
-      taint_ent(r, t, into_global(r, n, t, tp, ls_expr_taint(p, n->kids[1]), "to a rank-dependent value"), tp);
+      taint_ent(r, t, into_global(r, n, t, tp, ls_expr_taint(p, st, n->kids[1]), "to a rank-dependent value"), tp);
     }
     return;
   case CXCursor_ReturnStmt:
     if (n->nkids && r->f->ent && !r->local_only) {
-      const ls_origin *o = ls_expr_taint(p, n->kids[0]);
+      const ls_origin *o = ls_expr_taint(p, st, n->kids[0]);
       if (o && !r->f->ent->ret_taint) {
         char w[256];
         snprintf(w, sizeof w, "%s() returns a rank-dependent value", r->f->name ? r->f->name : "?");
@@ -460,7 +457,7 @@ static void apply(struct run *r, ls_node *n) {
       /* an overloaded call operator (a lambda) gets the closure object as argument 0 */
       unsigned off = n->nkids == (unsigned)g->nparams + 1 && !strncmp(e->key, "lambda:", 7);
       for (int i = 0; i < g->nparams && (unsigned)i + off < n->nkids; i++) {
-        const ls_origin *o = ls_expr_taint(p, n->kids[i + off]);
+        const ls_origin *o = ls_expr_taint(p, st, n->kids[i + off]);
         ls_entity *pe = g->params[i];
         if (o && pe && !pe->taint && !r->local_only) {
           char w[256];
@@ -488,21 +485,12 @@ static void apply(struct run *r, ls_node *n) {
  * the return value, writes to fields, globals and out-parameters, the arguments of calls —
  * and the branch conditions of the implicit flow are then evaluated with the state at that
  * point: `int read_int() { if (me == 0) v = -1; MPI_Bcast(&v, ...); return v; }` returns a
- * uniform value. Only candidates get bits, so the pass stays linear in the function size. */
-struct fsx {
-  ls_vec cands;          /* ls_entity* with fsidx */
-  int words;
-  uint64_t *in;          /* nblocks x words: state at block entry */
-  uint64_t *st;          /* one state (cap words) */
-  int cap;
-  size_t maxc;           /* most candidates for this function (memory and time bound) */
-  ls_vec pcands;         /* the candidates that are access paths */
-};
+ * uniform value. Only candidates get bits, so the pass stays linear in the function size.
+ * The same pass, narrower (x->full == 0), is the checks' view of a function: see ls_fs. */
 
-
-static void fs_cand(struct fsx *x, ls_entity *e) {
+static void fs_cand(ls_fs *x, ls_entity *e) {
   if (e && !e->fsidx && x->cands.n < x->maxc &&
-      ((e->taint && (e->kind == LS_ENT_VAR || e->kind == LS_ENT_PARAM)) || e->pfield)) {
+      ((e->taint && (e->kind == LS_ENT_VAR || e->kind == LS_ENT_PARAM)) || (x->full && e->pfield))) {
     ls_vec_push(&x->cands, e);
     e->fsidx = (int)x->cands.n;
   }
@@ -516,17 +504,17 @@ static ls_entity *fs_target(ls_node *arg, int start) {
 }
 
 /* Locals that carry a rank fact and can lose it: a collective receives into them, or a write
- * gives them a value that is uniform once the candidates found so far read as uniform
- * (fs_state is all zeros while this runs). Every other local keeps its whole-program fact,
- * so the bitsets stay small however long the function is. */
-static void fs_items(ls_program *p, ls_node *n, struct fsx *x) {
+ * gives them a value that is uniform as read in state st (the taint pass selects with all
+ * zeros: the candidates found so far read as uniform). Every other local keeps its
+ * whole-program fact, so the bitsets stay small however long the function is. */
+static void fs_items(ls_program *p, ls_fs *x, const uint64_t *st, ls_node *n) {
   int level = 0;
   switch (n->kind) {
   case CXCursor_VarDecl:
     if (n->nkids && n->ent && n->ent->taint && !n->ent->fsidx) {
       int uniform = 1;
       for (unsigned i = 0; i < n->nkids && uniform; i++)
-        uniform = !ls_expr_taint(p, n->kids[i]);
+        uniform = !ls_expr_taint(p, st, n->kids[i]);
       if (uniform)
         fs_cand(x, n->ent);
     }
@@ -534,7 +522,7 @@ static void fs_items(ls_program *p, ls_node *n, struct fsx *x) {
   case CXCursor_BinaryOperator:
     if (n->op == CXBinaryOperator_Assign && n->nkids == 2) {
       ls_entity *t = ls_target_of(n->kids[0], &level);
-      if (level <= 0 && t && ((t->taint && !t->fsidx && !ls_expr_taint(p, n->kids[1])) || t->pfield))
+      if (level <= 0 && t && ((t->taint && !t->fsidx && !ls_expr_taint(p, st, n->kids[1])) || t->pfield))
         fs_cand(x, t); /* a path: whatever it is written, it may be read before the field's fact grows */
     }
     return;
@@ -548,7 +536,7 @@ static void fs_items(ls_program *p, ls_node *n, struct fsx *x) {
         if (level <= 0)
           fs_cand(x, t);
       }
-    else if (n->text && n->ent && n->ent->rule)
+    else if (x->full && n->text && n->ent && n->ent->rule)
       for (int i = 0; (n->ent->src & LS_SRC_OUT) && i < p->rules->nsrcs; i++) {
         const ls_rule_src *r = &p->rules->srcs[i];
         if (r->uniform && r->out_arg >= 0 && (unsigned)r->out_arg < n->nkids && !strcmp(r->call, n->text)) {
@@ -586,7 +574,7 @@ static int cmp_ptr(const void *a, const void *b) {
 }
 
 /* paths whose whole object a collective receives into (`MPI_Allreduce(..., &pairall, ...)`) */
-static void path_cands(ls_vec *writes, ls_vec *paths, struct fsx *x) {
+static void path_cands(ls_vec *writes, ls_vec *paths, ls_fs *x) {
   ls_vec kill = {0};
   for (size_t i = 0; i < writes->n; i++) {
     ls_node *n = writes->v[i];
@@ -609,7 +597,7 @@ static void path_cands(ls_vec *writes, ls_vec *paths, struct fsx *x) {
   free(kill.v);
 }
 
-static void fs_select(ls_program *p, ls_func *f, struct fsx *x, ls_vec *writes, ls_vec *paths) {
+static void fs_select(ls_program *p, ls_func *f, ls_fs *x, ls_vec *writes, ls_vec *paths) {
   static const uint64_t zero[4096 / 64];
   for (size_t i = 0; i < x->cands.n; i++)
     ((ls_entity *)x->cands.v[i])->fsidx = 0;
@@ -630,12 +618,11 @@ static void fs_select(ls_program *p, ls_func *f, struct fsx *x, ls_vec *writes, 
    * fewer locals are refined and the rest keep their whole-program facts */
   size_t words = ((size_t)1 << 20) / ((size_t)f->nblocks + 1);
   x->maxc = words >= 8 ? 512 : words ? 64 * words : 64;
-  fs_state = zero;
   for (int round = 0; round < 4; round++) { /* a chain of copies: one more link per round */
     size_t before = x->cands.n;
     for (size_t i = 0; i < writes->n; i++)
       if (writes->v[i])
-        fs_items(p, writes->v[i], x);
+        fs_items(p, x, zero, writes->v[i]);
     if (x->cands.n == before)
       break;
   }
@@ -645,13 +632,12 @@ static void fs_select(ls_program *p, ls_func *f, struct fsx *x, ls_vec *writes, 
   for (size_t i = 0; i < x->cands.n; i++)
     if (((ls_entity *)x->cands.v[i])->pfield)
       ls_vec_push(&x->pcands, x->cands.v[i]);
-  fs_state = NULL;
 }
 
 /* Paths of the object `base` take value v (a collective delivered it, or the object was
  * assigned as a whole); field != NULL: a rank value written to one object's `field` may be
  * any object's (aliases), so every tracked path of that field becomes rank-dependent. */
-static void paths_set(struct fsx *x, uint64_t *st, const ls_entity *base, const ls_entity *field, int v) {
+static void paths_set(ls_fs *x, uint64_t *st, const ls_entity *base, const ls_entity *field, int v) {
   for (size_t i = 0; i < x->pcands.n; i++) {
     ls_entity *e = x->pcands.v[i];
     if ((base && e->pbase == base) || (field && e->pfield == field) || (!base && !field && e->pfield->taint))
@@ -659,8 +645,8 @@ static void paths_set(struct fsx *x, uint64_t *st, const ls_entity *base, const 
   }
 }
 
-/* one item's effect on the state (the state is also what ls_expr_taint reads) */
-static void fs_step(ls_program *p, struct fsx *x, ls_node *n, uint64_t *st, const ls_origin *impl) {
+/* one item's effect on the state st (which its values are also read in) */
+static void fs_step(ls_program *p, ls_fs *x, ls_node *n, uint64_t *st, const ls_origin *impl) {
   ls_entity *t;
   int level;
   switch (n->kind) {
@@ -668,7 +654,7 @@ static void fs_step(ls_program *p, struct fsx *x, ls_node *n, uint64_t *st, cons
     if (n->ent && (n->ent->fsidx || x->pcands.n)) {
       int v = impl != NULL;
       for (unsigned i = 0; i < n->nkids && !v; i++)
-        v = ls_expr_taint(p, n->kids[i]) != NULL;
+        v = ls_expr_taint(p, st, n->kids[i]) != NULL;
       if (n->ent->fsidx)
         ls_fs_set(st, n->ent, v);
       if (x->pcands.n && n->nkids)
@@ -678,7 +664,7 @@ static void fs_step(ls_program *p, struct fsx *x, ls_node *n, uint64_t *st, cons
   case CXCursor_BinaryOperator:
   case CXCursor_CompoundAssignOperator:
     if (n->nkids == 2 && (t = fs_target(n->kids[0], 0))) {
-      int v = impl != NULL || ls_expr_taint(p, n->kids[1]) != NULL;
+      int v = impl != NULL || ls_expr_taint(p, st, n->kids[1]) != NULL;
       if (n->kind == CXCursor_CompoundAssignOperator)
         v |= ls_fs_get(st, t);
       ls_fs_set(st, t, v);
@@ -686,7 +672,7 @@ static void fs_step(ls_program *p, struct fsx *x, ls_node *n, uint64_t *st, cons
     if (n->nkids == 2 && x->pcands.n) {
       level = 0;
       t = ls_target_of(n->kids[0], &level);
-      int v = impl != NULL || ls_expr_taint(p, n->kids[1]) != NULL;
+      int v = impl != NULL || ls_expr_taint(p, st, n->kids[1]) != NULL;
       if (t && t->pfield && v)
         paths_set(x, st, NULL, t->pfield, 1);
       else if (level <= 0 && is_base(t) && n->kind == CXCursor_BinaryOperator)
@@ -710,8 +696,8 @@ static void fs_step(ls_program *p, struct fsx *x, ls_node *n, uint64_t *st, cons
       }
     for (int i = 0; (e->src & LS_SRC_OUT) && i < p->rules->nsrcs; i++) {
       const ls_rule_src *r = &p->rules->srcs[i];
-      if (r->out_arg >= 0 && (unsigned)r->out_arg < n->nkids && n->text && !strcmp(r->call, n->text) &&
-          (t = fs_target(n->kids[r->out_arg], 1)))
+      if ((x->full || !r->uniform) && r->out_arg >= 0 && (unsigned)r->out_arg < n->nkids && n->text &&
+          !strcmp(r->call, n->text) && (t = fs_target(n->kids[r->out_arg], 1)))
         ls_fs_set(st, t, !r->uniform); /* MPI_Comm_size(c, &n): uniform from here on */
     }
     if (e->def && e->out_taint)
@@ -728,16 +714,15 @@ static void fs_step(ls_program *p, struct fsx *x, ls_node *n, uint64_t *st, cons
 }
 
 static int nsolve, npass;
-struct solve_ctx { ls_program *p; struct fsx *x; };
+struct solve_ctx { ls_program *p; ls_fs *x; };
 static void solve_step(void *ctx, ls_block *k, uint64_t *st) {
   struct solve_ctx *s = ctx;
-  fs_state = st;
   for (int i = 0; i < k->nitems; i++)
     fs_step(s->p, s->x, k->items[i], st, k->impl);
-  fs_state = NULL;
 }
 
-static void fs_solve(ls_program *p, ls_func *f, struct fsx *x) {
+/* x->in: the state at each block's entry, to the fixpoint (x->st is the scratch) */
+static void fs_solve(ls_program *p, ls_func *f, ls_fs *x) {
   nsolve++;
   int W = x->words;
   memset(x->in, 0, (size_t)f->nblocks * (size_t)W * sizeof *x->in);
@@ -807,21 +792,21 @@ static void implicit_flow(struct run *r, const ls_origin **condo) {
 /* One pass over f: with candidates, solve the state and replay every item with the state at
  * its point; without, the facts as they are. Fills condo, then the implicit flow. */
 /* What each access path read sees in the last pass (kept for the checks). */
-static void path_seen(ls_node *n) {
+static void path_seen(const uint64_t *st, ls_node *n) {
   if (!n || n->kind == CXCursor_LambdaExpr)
     return;
   if (n->kind == CXCursor_MemberRefExpr) {
     struct pathref *r = path_ref(n);
     if (r) {
-      int bit = path_bit(r->path);
+      int bit = path_bit(st, r->path);
       r->seen = (signed char)(bit < 0 ? 0 : bit ? 2 : 1);
     }
   }
   for (unsigned i = 0; i < n->nkids; i++)
-    path_seen(n->kids[i]);
+    path_seen(st, n->kids[i]);
 }
 
-static void pass_func(struct run *r, struct fsx *x, const ls_origin **condo, int solve, ls_vec *writes,
+static void pass_func(struct run *r, ls_fs *x, const ls_origin **condo, int solve, ls_vec *writes,
                       ls_vec *paths) {
   npass++;
   ls_func *f = r->f;
@@ -834,8 +819,8 @@ static void pass_func(struct run *r, struct fsx *x, const ls_origin **condo, int
     for (int b = 0; b < f->nblocks; b++) {
       ls_block *k = f->blocks[b];
       for (int j = 0; j < k->nitems; j++)
-        apply(r, k->items[j]);
-      condo[b] = k->cond && k->nsucc >= 2 ? ls_expr_taint(p, k->cond) : NULL;
+        apply(r, NULL, k->items[j]);
+      condo[b] = k->cond && k->nsucc >= 2 ? ls_expr_taint(p, NULL, k->cond) : NULL;
     }
   } else {
     int W = (int)(x->cands.n + 63) / 64;
@@ -858,17 +843,15 @@ static void pass_func(struct run *r, struct fsx *x, const ls_origin **condo, int
     for (int b = 0; b < f->nblocks; b++) { /* replay: every effect with the state at its point */
       ls_block *k = f->blocks[b];
       memcpy(st, &x->in[k->id * W], (size_t)W * sizeof *st);
-      fs_state = st;
       for (int j = 0; j < k->nitems; j++) {
         if (!r->local_only && x->pcands.n)
-          path_seen(k->items[j]);
-        apply(r, k->items[j]);
+          path_seen(st, k->items[j]);
+        apply(r, st, k->items[j]);
         fs_step(p, x, k->items[j], st, k->impl);
       }
       if (!r->local_only && x->pcands.n && k->cond)
-        path_seen(k->cond);
-      condo[b] = k->cond && k->nsucc >= 2 ? ls_expr_taint(p, k->cond) : NULL;
-      fs_state = NULL;
+        path_seen(st, k->cond);
+      condo[b] = k->cond && k->nsucc >= 2 ? ls_expr_taint(p, st, k->cond) : NULL;
     }
   }
   implicit_flow(r, condo);
@@ -879,7 +862,7 @@ static void pass_func(struct run *r, struct fsx *x, const ls_origin **condo, int
  * the implicit flow). The last pass is then one with the settled state, as a separate final
  * pass would be: effects outside f are monotone, so what the earlier passes wrote outside is
  * part of what the last one writes (one pass less over f than settling locally first). */
-static void run_func(struct run *r, struct fsx *x, ls_vec *writes, ls_vec *paths) {
+static void run_func(struct run *r, ls_fs *x, ls_vec *writes, ls_vec *paths) {
   ls_func *f = r->f;
   const ls_origin **condo = calloc((size_t)f->nblocks + 1, sizeof *condo);
   const ls_origin **impl0 = calloc((size_t)f->nblocks + 1, sizeof *impl0);
@@ -917,7 +900,7 @@ static void run_func(struct run *r, struct fsx *x, ls_vec *writes, ls_vec *paths
 
 void ls_taint_run(ls_program *p) {
   struct run r = {.p = p};
-  struct fsx x = {0};
+  ls_fs x = {.full = 1};
   ls_vec *writes = calloc(p->funcs.n + 1, sizeof *writes), *paths = calloc(p->funcs.n + 1, sizeof *paths);
   if (!writes || !paths)
     abort();
@@ -956,4 +939,87 @@ void ls_taint_run(ls_program *p) {
   taint_done = 1;
   free(x.cands.v);
   free(x.st);
+}
+
+/* ---- the checks' view of one function ---- */
+void ls_fs_refine(ls_program *p, ls_func *f, ls_fs *x) {
+  *x = (ls_fs){.f = f, .maxc = 4096};
+  for (int b = 0; b < f->nblocks; b++)
+    for (int i = 0; i < f->blocks[b]->nitems; i++)
+      fs_items(p, x, NULL, f->blocks[b]->items[i]);
+  x->words = (int)(x->cands.n + 63) / 64;
+  if (!x->words)
+    x->words = 1;
+  /* Without candidates the state is empty and ls_expr_taint reads the same with or without
+   * it (only entities with a bit consult it), and fs_step only sets bits: no solve, no steps. */
+  int track = x->cands.n > 0;
+  /* the block states only where there is a solve (it clears them) */
+  x->in = track ? malloc((size_t)f->nblocks * (size_t)x->words * sizeof *x->in) : NULL;
+  x->st = calloc((size_t)x->words, sizeof *x->st);
+  x->cap = x->words;
+  if ((track && !x->in) || !x->st)
+    abort();
+  uint64_t *st = track ? x->st : NULL;
+  /* implicit flow depends on which branches are rank-dependent, which depends on the
+   * state: iterate a few rounds from the flow-insensitive guess */
+  for (int round = 0; round < 3; round++) {
+    if (track)
+      fs_solve(p, f, x);
+    int changed = 0;
+    for (int b = 0; b < f->nblocks; b++) {
+      ls_block *k = f->blocks[b];
+      if (!k->cond || k->nsucc < 2) { /* the state at its end serves a branch only */
+        k->cond_taint = NULL;
+        continue;
+      }
+      if (track) {
+        memcpy(st, &x->in[k->id * x->words], (size_t)x->words * sizeof *st);
+        for (int i = 0; i < k->nitems; i++)
+          fs_step(p, x, k->items[i], st, k->impl);
+      }
+      k->cond_taint = ls_expr_taint(p, st, k->cond);
+    }
+    for (int b = 0; b < f->nblocks; b++)
+      f->blocks[b]->mark = 0;
+    for (int b = 0; b < f->nblocks; b++) { /* recompute control dependence on these branches */
+      ls_block *k = f->blocks[b];
+      if (!k->cond_taint)
+        continue;
+      for (int s2 = 0; s2 < k->nsucc; s2++)
+        for (ls_block *r = k->succ[s2]; r && r != k->ipdom && r != f->vexit && !r->mark; r = r->ipdom)
+          r->mark = 1;
+    }
+    for (int b = 0; b < f->nblocks; b++) {
+      ls_block *k = f->blocks[b];
+      if (!k->mark && k->impl) {
+        k->impl = NULL;
+        changed = 1;
+      }
+      k->mark = 0;
+    }
+    if (!changed)
+      break;
+  }
+}
+
+uint64_t *ls_fs_enter(ls_fs *x, const ls_block *k) {
+  if (!x->cands.n)
+    return NULL;
+  memcpy(x->st, &x->in[k->id * x->words], (size_t)x->words * sizeof *x->st);
+  return x->st;
+}
+
+void ls_fs_step(ls_program *p, ls_fs *x, ls_node *n, uint64_t *st, const ls_origin *impl) {
+  if (st)
+    fs_step(p, x, n, st, impl);
+}
+
+void ls_fs_free(ls_fs *x) {
+  for (size_t i = 0; i < x->cands.n; i++)
+    ((ls_entity *)x->cands.v[i])->fsidx = 0;
+  free(x->cands.v);
+  free(x->pcands.v);
+  free(x->in);
+  free(x->st);
+  *x = (ls_fs){0};
 }

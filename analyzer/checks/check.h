@@ -1,0 +1,93 @@
+/* check.h — what a rule of analyzer/checks/ is given: the function being analyzed with the
+ * driver's facts about it (driver.c: collective sequences, group depth, the flow-sensitive
+ * view of its locals), the report walks over its CFG (seq.c), and one way to add a finding.
+ * Internal to analyzer/; nothing here names an API function. */
+#ifndef LOCKSTEP_CHECK_H
+#define LOCKSTEP_CHECK_H
+
+#include "lint.h"
+
+struct ls_sbuf { char *s; size_t n, cap; };
+
+typedef struct ls_check_ctx {
+  ls_program *p;
+  ls_vec *findings;
+  ls_func *f;
+  unsigned gen;
+  ls_finding **seen; /* open-addressing set of findings by (rule, file, line, col) */
+  size_t seencap;
+  int budget;        /* blocks a report walk may still visit */
+  struct ls_sbuf nbuf; /* ls_event_token's buffer for normalized argument text */
+  /* f's facts, for its rules (driver.c) */
+  ls_fs fs;          /* the flow-sensitive view of f's locals */
+  ls_vec below;      /* group ends reached with depth 0 possible */
+  ls_vec starts;     /* group starts (and begin helpers) */
+  ls_node *first_start; /* the first group start of a rules function */
+  ls_vec p2p;        /* pairs (call, its block): send/recv without a request, outside any group */
+} ls_check_ctx;
+
+/* ---- events: what a collective sequence is made of ---- */
+static inline int ls_is_coll(const ls_node *n) {
+  return n->kind == CXCursor_CallExpr && n->ent && n->ent->rule && n->ent->rule->seq_member;
+}
+static inline int ls_is_p2p(const ls_node *n) {
+  return n->kind == CXCursor_CallExpr && n->ent && n->ent->rule && n->ent->rule->kind == LS_KIND_P2P;
+}
+/* a call of an analyzed function that issues collectives */
+static inline int ls_is_helper_call(const ls_node *n) {
+  return n->kind == CXCursor_CallExpr && n->ent && !n->ent->rule && n->ent->def && n->ent->def->analyzed &&
+         n->ent->def->entry->len > 0;
+}
+static inline const char *ls_callee(const ls_node *n) { return n && n->text ? n->text : "?"; }
+/* The token of a collective event (op + comm + count/dtype/root/redop expressions) or of a
+ * helper call (its sequence hash) in *tok; 0 when n is neither. */
+int ls_event_token(ls_check_ctx *c, ls_node *n, uint64_t *tok);
+
+/* ---- collective sequences (seq.c) ----
+ * H(x): the hash of the canonical collective sequence from block x to the function exit
+ * along the post-dominator chain, memoized in the blocks (h, len, stop, ends). */
+struct ls_seq { uint64_t h; long len; int stop; int ends; };
+struct ls_seq ls_seq_of(ls_check_ctx *c, ls_block *k);
+/* The region of alternative s of a branch whose join is P. */
+struct ls_seq ls_seq_region(struct ls_seq s, struct ls_seq P);
+
+/* ---- report walks: the first calls of one side of a branch ---- */
+#define LS_MAXEV 16
+/* why[i]: the innermost nested branch or loop that decides whether v[i] is issued at
+ * all (NULL: issued on every path of this side), so that a report never shows two
+ * sides as issuing the same calls when one of them issues them only sometimes. */
+struct ls_evlist { ls_node *v[LS_MAXEV]; const ls_block *why[LS_MAXEV]; int n; int exited; };
+/* The collectives and helper calls (p2p: the send/recv calls) on the way from k until
+ * `stop` (or the function's exit), within c->budget blocks; blocks marked c->gen are not
+ * entered again (bump c->gen before a walk). */
+void ls_walk(ls_check_ctx *c, ls_block *k, ls_block *stop, struct ls_evlist *out, int p2p);
+
+/* ---- group depth (group.c) ---- */
+/* f's depth masks (gin/gout), c's below/starts/first_start/p2p, and whether f is a begin/end
+ * helper (f->group_net, f->group_helper: its callers account for it). */
+void ls_group_analyze(ls_check_ctx *c);
+/* The single depth in mask m, or 99. */
+int ls_mask_depth(uint32_t m);
+
+/* ---- findings (check.c) ---- */
+/* A note/site location, its message copied into the arena. */
+ls_loc *ls_check_loc(ls_program *p, const char *file, unsigned line, unsigned col, const char *msg);
+/* Adds a finding of `rule` in c->f (message copied) unless one of that rule is at that
+ * place already (NULL then). */
+ls_finding *ls_check_add(ls_check_ctx *c, const char *rule, const char *file, unsigned line, unsigned col,
+                         const char *msg);
+/* Notes retracing a rank value's way back to its source o (a few steps at most). */
+void ls_check_origin_notes(ls_check_ctx *c, ls_finding *fd, const ls_origin *o);
+/* snprintf(key + k, cap - k, "%s%s", a, b) for k < cap, without the formatting (~700
+ * instructions a call, several per finding): the length it would have written is returned */
+size_t ls_key_cat(char *key, size_t cap, size_t k, const char *a, const char *b);
+/* snprintf(buf, cap, "%s%s", a, b) without the formatting (notes are thousands) */
+static inline void ls_str2(char *buf, size_t cap, const char *a, const char *b) { (void)ls_key_cat(buf, cap, 0, a, b); }
+
+/* ---- the rules run on each function, callees first ---- */
+void ls_check_rank_divergent_collective(ls_check_ctx *c);
+void ls_check_unbalanced_group(ls_check_ctx *c);
+void ls_check_rank_dependent_argument(ls_check_ctx *c);
+void ls_check_ungrouped_p2p(ls_check_ctx *c);
+
+#endif

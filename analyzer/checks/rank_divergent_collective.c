@@ -1,0 +1,315 @@
+/* rank-divergent-collective — collectives control-dependent on a rank-dependent branch whose
+ * alternatives issue different fingerprint sequences (compared by the driver's sequence
+ * hashes, seq.c), a loop whose trip count depends on the rank around collectives, and the
+ * ranks that leave early (abort, exit, return) before collectives the others still issue. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "checks/check.h"
+#include "split_comm.h"
+
+/* buf[*k...] = s, as much as fits before cap (NUL-terminated) */
+static void app(char *buf, size_t cap, size_t *k, const char *s) {
+  for (; *s && *k + 1 < cap; s++)
+    buf[(*k)++] = *s;
+  buf[*k] = 0;
+}
+static void app_u(char *buf, size_t cap, size_t *k, unsigned v) {
+  char t[12], *d = t + sizeof t;
+  *--d = 0;
+  do
+    *--d = (char)('0' + v % 10);
+  while (v /= 10);
+  app(buf, cap, k, d);
+}
+
+/* `outer`: the branch the report is about; a nested condition on its line is told apart
+ * by its column (`rank == 0 && i % 2` is two conditions on one line). */
+static void seq_text(char *buf, size_t cap, const struct ls_evlist *l, const ls_node *outer) {
+  buf[0] = 0;
+  size_t k = 0;
+  if (!l->n)
+    snprintf(buf, cap, "no collective");
+  int run = 0; /* calls so far decided by the same nested branch or loop */
+  for (int i = 0; i < l->n && k + 1 < cap; i++) { /* appends by hand: one snprintf per call cost ~1,000 */
+    const char *part[3] = {i ? ", " : "", ls_callee(l->v[i]), ls_is_coll(l->v[i]) ? "" : "() (issues collectives)"};
+    for (int j = 0; j < 3; j++)
+      for (const char *t = part[j]; *t && k + 1 < cap; t++)
+        buf[k++] = *t;
+    buf[k] = 0;
+    const ls_block *w = l->why[i];
+    run = w && i && l->why[i - 1] == w ? run + 1 : 1;
+    if (!w || (i + 1 < l->n && l->why[i + 1] == w))
+      continue;
+    /* " (these N depending on the condition at line L, column C)" and the like, appended
+     * by hand like the calls (three snprintf per group cost ~3,000 instructions) */
+    app(buf, cap, &k, " (");
+    if (run > 1) {
+      app(buf, cap, &k, "these ");
+      app_u(buf, cap, &k, (unsigned)run);
+      app(buf, cap, &k, " ");
+    }
+    if (!w->cond) {
+      app(buf, cap, &k, "on some paths only)");
+      continue;
+    }
+    app(buf, cap, &k, w->is_loop ? "repeated by the loop at line " : "depending on the condition at line ");
+    app_u(buf, cap, &k, w->cond->line);
+    if (outer && w->cond->line == outer->line && w->cond->file == outer->file) {
+      app(buf, cap, &k, ", column ");
+      app_u(buf, cap, &k, w->cond->col);
+    }
+    app(buf, cap, &k, ")");
+  }
+}
+
+/* ---- a rank-dependent exit behind a nested uniform condition ----
+ * `if (rank == 0) { if (!p) abort(); } MPI_Barrier(...)`: the inner branch is uniform, so the
+ * sequence hashes skip its abort like any error exit, but only the ranks on one side of the
+ * outer branch can take it. A block that ends in abort/exit/throw and is reachable from one
+ * successor of the rank-dependent branch only (without passing the branch again) is such an
+ * exit; the survivors' first collective after it is what the exiting ranks skip. The two
+ * reachability walks are bounded, so many branches in one long function stay linear. */
+#define NX_BUDGET 512
+static void check_nested_exit(ls_check_ctx *c, ls_block *b) {
+  ls_func *f = c->f;
+  if (!f->abort_blk || !f->abort_blk->npred || b->nsucc != 2)
+    return;
+  ls_block **stk = malloc(((size_t)f->nblocks + 1) * 2 * sizeof *stk);
+  if (!stk)
+    abort();
+  /* side 0 marks gen; side 1 marks gen+2, and blocks side 0 reached become gen+3 (both) */
+  c->gen += 4;
+  unsigned g0 = c->gen - 3, g1 = c->gen - 1;
+  int budget = NX_BUDGET, ok = 1;
+  ls_block *hit = NULL;
+  {
+    ls_block *s = b->succ[0];
+    int sp = 0;
+    if (s != b) {
+      s->mark = g0;
+      stk[sp++] = s;
+    }
+    while (sp && ok) {
+      ls_block *k = stk[--sp];
+      if (--budget < 0)
+        ok = 0;
+      if (k == f->exit || k == f->vexit || k == f->abort_blk || k == f->killall)
+        continue;
+      for (int i = 0; i < k->nsucc; i++)
+        if (k->succ[i] != b && k->succ[i]->mark != g0) {
+          k->succ[i]->mark = g0;
+          stk[sp++] = k->succ[i];
+        }
+    }
+    s = b->succ[1];
+    sp = 0;
+    if (s != b && ok) {
+      s->mark = s->mark == g0 ? g1 + 1 : g1;
+      stk[sp++] = s;
+    }
+    while (sp && ok) {
+      ls_block *k = stk[--sp];
+      if (--budget < 0)
+        ok = 0;
+      if (k == f->exit || k == f->vexit || k == f->abort_blk || k == f->killall)
+        continue;
+      for (int i = 0; i < k->nsucc; i++) {
+        ls_block *t = k->succ[i];
+        if (t == b || t->mark == g1 || t->mark == g1 + 1)
+          continue;
+        t->mark = t->mark == g0 ? g1 + 1 : g1;
+        stk[sp++] = t;
+      }
+    }
+  }
+  /* one-sided blocks: marked g0 only (side 0) or g1 only (side 1) */
+  for (int i = 0; i < f->nblocks && ok && !hit; i++) {
+    ls_block *k = f->blocks[i];
+    if ((k->mark != g0 && k->mark != g1) || k == b->succ[0] || k == b->succ[1])
+      continue; /* b's own successors: check_branch's direct abort case */
+    for (int j = 0; j < k->nsucc; j++)
+      if (k->succ[j] == f->abort_blk)
+        hit = k;
+  }
+  free(stk);
+  if (!hit)
+    return;
+  /* the survivors: from the branch that leads to the exit, the other way on */
+  ls_block *from = NULL;
+  for (int i = 0; i < f->nblocks && !from; i++) {
+    ls_block *k = f->blocks[i];
+    if (k->nsucc < 2 || (k->mark != g0 && k->mark != g1 && k != b))
+      continue;
+    int leads = 0;
+    for (int j = 0; j < k->nsucc; j++)
+      leads |= k->succ[j] == hit;
+    for (int j = 0; j < k->nsucc && leads; j++)
+      if (k->succ[j] != hit && ls_seq_of(c, k->succ[j]).len > 0)
+        from = k->succ[j];
+  }
+  if (!from)
+    return;
+  struct ls_evlist la = {.n = 0};
+  c->gen++;
+  c->budget = 256;
+  ls_walk(c, from, f->vexit, &la, 0);
+  if (!la.n || !ls_is_coll(la.v[0]))
+    return;
+  ls_node *at = la.v[0], *cn = b->cond, *ex = hit->nitems ? hit->items[hit->nitems - 1] : cn;
+  char msg[1024];
+  snprintf(msg, sizeof msg, "collective '%s' is skipped by ranks that leave early at line %u: the exit condition depends on the rank",
+           ls_callee(at), ex->line);
+  ls_finding *fd = ls_check_add(c, "rank-divergent-collective", at->file, at->line, at->col, msg);
+  if (!fd)
+    return;
+  ls_vec_push(&fd->notes, ls_check_loc(c->p, cn->file, cn->line, cn->col, "this condition depends on the rank"));
+  ls_check_origin_notes(c, fd, b->cond_taint);
+  ls_vec_push(&fd->notes, ls_check_loc(c->p, ex->file, ex->line, ex->col,
+                                "only ranks on one side of that condition can leave here"));
+  char sa[400], m1[512], key[1024];
+  seq_text(sa, sizeof sa, &la, cn);
+  ls_str2(m1, sizeof m1, "the ranks that go on issue: ", sa);
+  ls_vec_push(&fd->notes, ls_check_loc(c->p, cn->file, cn->line, cn->col, m1));
+  size_t k = ls_key_cat(key, sizeof key, 0, "X", "");
+  for (int j = 0; j < la.n; j++) {
+    ls_vec_push(&fd->sites, ls_check_loc(c->p, la.v[j]->file, la.v[j]->line, la.v[j]->col, ls_callee(la.v[j])));
+    if (k < sizeof key)
+      k = ls_key_cat(key, sizeof key, k, ",", ls_callee(la.v[j]));
+  }
+  fd->seqkey = ls_strdup(c->p->arena, key);
+}
+
+static void check_branch(ls_check_ctx *c, ls_block *b) {
+  ls_func *f = c->f;
+  ls_block *P = b->ipdom;
+  /* A side that dies (exit, abort, throw) issues nothing more: compare whole sequences to
+   * the function exit, so the survivors' collectives count as skipped by the others. */
+  int aborts = 0;
+  for (int i = 0; i < b->nsucc; i++)
+    aborts |= ls_seq_of(c, b->succ[i]).ends == 1;
+  if (aborts)
+    P = f->vexit;
+  struct ls_seq sp = ls_seq_of(c, P);
+  struct ls_seq r0 = {0};
+  int differ = 0, have = 0;
+  for (int i = 0; i < b->nsucc; i++) {
+    if (ls_seq_of(c, b->succ[i]).ends == 2)
+      continue; /* a job-wide abort leaves nobody waiting */
+    struct ls_seq r = ls_seq_region(ls_seq_of(c, b->succ[i]), sp);
+    if (have && (r.h != r0.h || r.len != r0.len))
+      differ = 1;
+    if (!have)
+      r0 = r;
+    have = 1;
+  }
+  if (!differ) {
+    if (!aborts)
+      check_nested_exit(c, b);
+    return;
+  }
+  /* Two alternatives that differ: the first successor vs the first that differs from it. */
+  struct ls_evlist la = {.n = 0}, lb = {.n = 0};
+  int ia = 0, ib = b->nsucc;
+  while (ia < b->nsucc && ls_seq_of(c, b->succ[ia]).ends == 2)
+    ia++;
+  for (int i = ia + 1; i < b->nsucc; i++) {
+    if (ls_seq_of(c, b->succ[i]).ends == 2)
+      continue;
+    struct ls_seq r = ls_seq_region(ls_seq_of(c, b->succ[i]), sp);
+    if (r.h != r0.h || r.len != r0.len) {
+      ib = i;
+      break;
+    }
+  }
+  if (ia >= b->nsucc || ib >= b->nsucc)
+    return;
+  /* b itself is not marked: a path that loops back through b issues b's calls again */
+  c->gen++;
+  c->budget = 256;
+  ls_walk(c, b->succ[ia], P, &la, 0);
+  c->gen++;
+  c->budget = 256;
+  ls_walk(c, b->succ[ib], P, &lb, 0);
+  uint64_t ta = 0, tb = 0;
+  int i = 0;
+  for (; i < la.n && i < lb.n; i++) {
+    ls_event_token(c, la.v[i], &ta);
+    ls_event_token(c, lb.v[i], &tb);
+    if (ta != tb)
+      break;
+  }
+  ls_node *at = i < la.n ? la.v[i] : i < lb.n ? lb.v[i] : NULL;
+  ls_node *other = at == (i < la.n ? la.v[i] : NULL) ? (i < lb.n ? lb.v[i] : NULL) : (i < la.n ? la.v[i] : NULL);
+  if (!at) { /* the flat lists hide the difference (a nested uniform choice): point at the first */
+    at = la.n ? la.v[0] : lb.n ? lb.v[0] : NULL;
+    other = NULL;
+  }
+  if (!at)
+    return; /* the difference lies in paths that do not return; nothing to point at */
+  if (!b->is_loop) { /* on communicators split by this very condition: whole groups agree */
+    ls_node *all[2 * LS_MAXEV];
+    int na = 0;
+    for (int j = 0; j < la.n; j++)
+      all[na++] = la.v[j];
+    for (int j = 0; j < lb.n; j++)
+      all[na++] = lb.v[j];
+    if (ls_split_guarded(c->p, b->cond, all, na))
+      return;
+  }
+  ls_node *cn = b->cond;
+  char msg[1024], sa[400], sb[400];
+  const char *what = ls_is_coll(at) ? "collective" : "call to";
+  if (b->is_loop)
+    snprintf(msg, sizeof msg, "%s '%s' runs a rank-dependent number of times: the loop condition at line %u depends on the rank",
+             what, ls_callee(at), cn->line);
+  else if (P == f->vexit && (aborts || la.exited != lb.exited || !other))
+    snprintf(msg, sizeof msg, "%s '%s' is skipped by ranks that leave early at line %u: the exit condition depends on the rank",
+             what, ls_callee(at), cn->line);
+  else if (!other)
+    snprintf(msg, sizeof msg, "%s '%s' is issued only by ranks on one side of the rank-dependent branch at line %u",
+             what, ls_callee(at), cn->line);
+  else if (!strcmp(ls_callee(at), ls_callee(other)))
+    snprintf(msg, sizeof msg, "ranks issue '%s' with different arguments here (count, datatype, root, reduction op or communicator differ between the sides of the rank-dependent branch at line %u)",
+             ls_callee(at), cn->line);
+  else
+    snprintf(msg, sizeof msg, "ranks issue different collectives here: '%s' on one side of the rank-dependent branch at line %u, '%s' on the other",
+             ls_callee(at), cn->line, ls_callee(other));
+  ls_finding *fd = ls_check_add(c, "rank-divergent-collective", at->file, at->line, at->col, msg);
+  if (!fd)
+    return;
+  ls_vec_push(&fd->notes, ls_check_loc(c->p, cn->file, cn->line, cn->col, "this condition depends on the rank"));
+  ls_check_origin_notes(c, fd, b->cond_taint);
+  seq_text(sa, sizeof sa, &la, cn);
+  seq_text(sb, sizeof sb, &lb, cn);
+  char m1[512];
+  ls_str2(m1, sizeof m1, "one side issues: ", sa);
+  ls_vec_push(&fd->notes, ls_check_loc(c->p, cn->file, cn->line, cn->col, m1));
+  ls_str2(m1, sizeof m1, "the other side issues: ", sb);
+  ls_vec_push(&fd->notes, ls_check_loc(c->p, cn->file, cn->line, cn->col, m1));
+  char key[1024];
+  size_t k = ls_key_cat(key, sizeof key, 0, "A", "");
+  for (int j = 0; j < la.n; j++) {
+    ls_vec_push(&fd->sites, ls_check_loc(c->p, la.v[j]->file, la.v[j]->line, la.v[j]->col, ls_callee(la.v[j])));
+    if (k < sizeof key)
+      k = ls_key_cat(key, sizeof key, k, ",", ls_callee(la.v[j]));
+  }
+  if (k < sizeof key)
+    k = ls_key_cat(key, sizeof key, k, "|B", "");
+  for (int j = 0; j < lb.n; j++) {
+    ls_vec_push(&fd->sites, ls_check_loc(c->p, lb.v[j]->file, lb.v[j]->line, lb.v[j]->col, ls_callee(lb.v[j])));
+    if (k < sizeof key)
+      k = ls_key_cat(key, sizeof key, k, ",", ls_callee(lb.v[j]));
+  }
+  fd->seqkey = ls_strdup(c->p->arena, key);
+}
+
+void ls_check_rank_divergent_collective(ls_check_ctx *c) {
+  ls_func *f = c->f;
+  for (int i = 0; i < f->nblocks; i++) {
+    ls_block *k = f->blocks[i];
+    if (k->cond_taint)
+      check_branch(c, k);
+  }
+}

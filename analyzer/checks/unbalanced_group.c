@@ -1,0 +1,76 @@
+/* unbalanced-group — a group end that takes the depth below zero on some path, and the
+ * exits (returns, the function's end) where the depth differs from the entry's: an early
+ * return inside a group, a missing group end, more ends than starts, or paths that join with
+ * different depths. Reads the driver's group walk (group.c); a begin/end helper is its
+ * callers' business. */
+#include <stdio.h>
+
+#include "checks/check.h"
+
+#define GZ LS_GZ
+
+void ls_check_unbalanced_group(ls_check_ctx *c) {
+  ls_func *f = c->f;
+  if (f->group_helper)
+    return;
+  int zero_exit = 0;
+  for (int i = 0; i < f->exit->npred; i++)
+    zero_exit |= (f->exit->pred[i]->gout & (1u << GZ)) != 0;
+  for (size_t i = 0; i < c->below.n; i++) {
+    ls_node *n = c->below.v[i];
+    char msg[256];
+    snprintf(msg, sizeof msg, "'%s' without a matching group start on some path: the group depth goes below zero",
+             ls_callee(n));
+    ls_finding *fd = ls_check_add(c, "unbalanced-group", n->file, n->line, n->col, msg);
+    if (fd) {
+      ls_vec_push(&fd->sites, ls_check_loc(c->p, n->file, n->line, n->col, ls_callee(n)));
+      fd->seqkey = "below-zero";
+    }
+  }
+  for (int i = 0; i < f->exit->npred; i++) {
+    ls_block *k = f->exit->pred[i];
+    uint32_t m = k->gout;
+    if (!m || m == 1u << GZ || !k->gin)
+      continue;
+    int d0 = ls_mask_depth(m);
+    if (d0 < 0 && c->below.n)
+      continue; /* already reported at the group end that went below zero */
+    if (k->term && c->first_start && d0 > 0) {
+      int own = 0; /* the error path of the group start itself (CHECK(ncclGroupStart())) */
+      for (size_t j = 0; j < c->starts.n && !own; j++)
+        own = ((ls_node *)c->starts.v[j])->line == k->term->line && ((ls_node *)c->starts.v[j])->file == k->term->file;
+      if (own)
+        continue;
+    }
+    const char *file = k->term ? k->term->file : f->file;
+    unsigned line = k->term ? k->term->line : f->end_line, col = k->term ? k->term->col : f->end_col;
+    int d = ls_mask_depth(m);
+    char msg[512];
+    const char *key;
+    if (d == 99) {
+      snprintf(msg, sizeof msg, "group depth differs between the paths that reach this exit: some leave a group open");
+      key = "join";
+    } else if (d > 0 && k->term && zero_exit) {
+      snprintf(msg, sizeof msg, "return inside a group leaves it open (depth %d): ncclGroupEnd must still be called on this path; it also returns the error the group stored", d);
+      key = "error-return";
+    } else if (d > 0) {
+      snprintf(msg, sizeof msg, "function %s with the group depth at %d (it was 0 on entry): missing group end",
+               k->term ? "returns" : "ends", d);
+      key = "open";
+    } else {
+      snprintf(msg, sizeof msg, "function %s with the group depth at %d: more group ends than starts",
+               k->term ? "returns" : "ends", d);
+      key = "negative";
+    }
+    ls_finding *fd = ls_check_add(c, "unbalanced-group", file, line, col, msg);
+    if (!fd)
+      continue;
+    fd->seqkey = key;
+    if (c->first_start) {
+      ls_vec_push(&fd->notes, ls_check_loc(c->p, c->first_start->file, c->first_start->line, c->first_start->col, "group opened here"));
+      ls_vec_push(&fd->sites, ls_check_loc(c->p, c->first_start->file, c->first_start->line, c->first_start->col, ls_callee(c->first_start)));
+    }
+  }
+}
+
+

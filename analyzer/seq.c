@@ -1,0 +1,326 @@
+/* seq.c — collective sequences of a function, compared by hash: H(x) is the hash of the
+ * canonical collective sequence from block x to the function exit along the post-dominator
+ * chain (a helper call counts as its own sequence's hash), memoized in the blocks; the
+ * alternatives of a branch are equal when their regions are equal. Also the bounded walks
+ * that list the first calls of a branch's sides for a report. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "checks/check.h"
+#include "xalloc.h"
+
+#define HB 0x100000001b3ull /* base of the sequence hash (odd) */
+
+static uint64_t powb(long e) {
+  uint64_t r = 1, b = HB;
+  for (; e > 0; e >>= 1, b *= b)
+    if (e & 1)
+      r *= b;
+  return r;
+}
+
+/* ---- normalized argument text (fingerprint expressions) ---- */
+static void sb_add(struct ls_sbuf *b, const char *t) {
+  size_t k = strlen(t);
+  if (b->n + k + 1 > b->cap) {
+    b->cap = (b->n + k + 1) * 2;
+    b->s = ls_xrealloc(b->s, b->cap);
+  }
+  memcpy(b->s + b->n, t, k + 1);
+  b->n += k;
+}
+
+static const char *binop_text(int op) {
+  static const char *t[] = {"?", ".*", "->*", "*", "/", "%", "+", "-", "<<", ">>", "<=>", "<", ">", "<=", ">=",
+                            "==", "!=", "&", "^", "|", "&&", "||", "=", "*=", "/=", "%=", "+=", "-=", "<<=",
+                            ">>=", "&=", "^=", "|=", ","};
+  return op >= 0 && (size_t)op < sizeof t / sizeof t[0] ? t[op] : "?";
+}
+
+/* "#<value>" without snprintf (~700 instructions a call, and every argument has one) */
+static void sb_int(struct ls_sbuf *b, long long v) {
+  char tmp[32], *t = tmp + sizeof tmp;
+  unsigned long long u = v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v;
+  *--t = 0;
+  do
+    *--t = (char)('0' + u % 10);
+  while (u /= 10);
+  if (v < 0)
+    *--t = '-';
+  *--t = '#';
+  sb_add(b, t);
+}
+
+static void norm_rec(struct ls_sbuf *b, const ls_node *n) {
+  if (!n)
+    return;
+  if (ls_nx(n)->norm) {
+    sb_add(b, n->x->norm);
+    return;
+  }
+  char tmp[32];
+  switch (n->kind) {
+  case CXCursor_IntegerLiteral:
+    sb_int(b, n->ival);
+    return;
+  case CXCursor_DeclRefExpr:
+    if (n->ilit) {
+      sb_int(b, n->ival);
+    } else {
+      sb_add(b, n->text ? n->text : "?");
+    }
+    return;
+  case CXCursor_MemberRefExpr:
+    for (unsigned i = 0; i < n->nkids; i++)
+      norm_rec(b, n->kids[i]);
+    sb_add(b, ".");
+    sb_add(b, n->text ? n->text : "?");
+    return;
+  case CXCursor_BinaryOperator:
+    sb_add(b, "(");
+    if (n->nkids == 2) {
+      norm_rec(b, n->kids[0]);
+      sb_add(b, binop_text(n->op));
+      norm_rec(b, n->kids[1]);
+    }
+    sb_add(b, ")");
+    return;
+  case CXCursor_CallExpr:
+    sb_add(b, n->text ? n->text : "?");
+    sb_add(b, "(");
+    for (unsigned i = 0; i < n->nkids; i++) {
+      if (i)
+        sb_add(b, ",");
+      norm_rec(b, n->kids[i]);
+    }
+    sb_add(b, ")");
+    return;
+  case CXCursor_UnaryOperator:
+    snprintf(tmp, sizeof tmp, "u%d(", n->op);
+    sb_add(b, tmp);
+    break;
+  case CXCursor_ArraySubscriptExpr:
+    sb_add(b, "[");
+    break;
+  default:
+    if (n->text && n->nkids == 0)
+      sb_add(b, n->text);
+    for (unsigned i = 0; i < n->nkids; i++)
+      norm_rec(b, n->kids[i]);
+    return;
+  }
+  for (unsigned i = 0; i < n->nkids; i++) {
+    if (i)
+      sb_add(b, ",");
+    norm_rec(b, n->kids[i]);
+  }
+  sb_add(b, n->kind == CXCursor_ArraySubscriptExpr ? "]" : ")");
+}
+
+/* b: one buffer for all (the run's, freed with it): a malloc and a free per argument cost
+ * more than the text */
+static const char *norm(ls_program *p, struct ls_sbuf *b, ls_node *n) {
+  if (!n)
+    return "";
+  if (!ls_nx(n)->norm) {
+    b->n = 0;
+    sb_add(b, "");
+    norm_rec(b, n);
+    ls_node_ext(p->arena, n)->norm = ls_strndup(p->arena, b->s, b->n);
+  }
+  return n->x->norm;
+}
+
+/* ---- events ---- */
+int ls_event_token(ls_check_ctx *c, ls_node *n, uint64_t *tok) {
+  if (ls_is_coll(n)) {
+    const ls_rule_fn *r = n->ent->rule;
+    uint64_t h = ls_hash_str(0, r->op);
+    int inplace = r->in_place_buf >= 0 && r->in_place_value && (unsigned)r->in_place_buf < n->nkids &&
+                  n->kids[r->in_place_buf] && ls_nx(n->kids[r->in_place_buf])->spell &&
+                  !strcmp(ls_nx(n->kids[r->in_place_buf])->spell, r->in_place_value);
+    for (int i = 0; i < r->nargs && (unsigned)i < n->nkids; i++) {
+      enum ls_role ro = r->roles[i];
+      if (inplace) { /* the library ignores count/dtype here and reads these instead */
+        if (ro == LS_ROLE_COUNT || ro == LS_ROLE_DTYPE)
+          continue;
+        if (i == r->in_place_count)
+          ro = LS_ROLE_COUNT;
+        else if (i == r->in_place_dtype)
+          ro = LS_ROLE_DTYPE;
+      }
+      if (ro == LS_ROLE_COUNT || ro == LS_ROLE_DTYPE || ro == LS_ROLE_ROOT || ro == LS_ROLE_REDOP || ro == LS_ROLE_COMM ||
+          ro == LS_ROLE_COUNTS) {
+        char tag[4] = {'|', (char)('a' + ro), '=', 0};
+        h = ls_hash_str(h, tag);
+        h = ls_hash_str(h, norm(c->p, &c->nbuf, n->kids[i]));
+      }
+    }
+    *tok = h | 1;
+    return 1;
+  }
+  if (ls_is_helper_call(n)) {
+    *tok = (n->ent->def->entry->h * 31 + 7) | 1;
+    return 1;
+  }
+  return 0;
+}
+
+/* ---- sequence hash per block, memoized along the post-dominator chain ---- */
+static struct ls_seq cat(struct ls_seq a, struct ls_seq b) {
+  struct ls_seq r = {a.h + powb(a.len) * b.h, a.len + b.len, b.stop, b.ends};
+  return r;
+}
+
+struct ls_seq ls_seq_region(struct ls_seq s, struct ls_seq P) {
+  if (s.stop == P.stop && s.len >= P.len && s.ends == P.ends) {
+    struct ls_seq r = {s.h - powb(s.len - P.len) * P.h, s.len - P.len, -1, 0};
+    return r;
+  }
+  s.stop = -1;
+  return s;
+}
+
+struct ls_seq ls_seq_of(ls_check_ctx *c, ls_block *k) {
+  ls_func *f = c->f;
+  struct ls_seq none = {0, 0, -1, 0};
+  if (!k || k == f->vexit || k == f->exit)
+    return none;
+  if (k == f->abort_blk || k == f->killall) {
+    none.ends = k == f->abort_blk ? 1 : 2;
+    return none;
+  }
+  if (k->hstate == 2) {
+    struct ls_seq r = {k->h, k->len, k->stop, k->ends};
+    return r;
+  }
+  if (k->hstate == 1) { /* back to a block being computed: a loop goes around again, and
+                          * that matters only when the loop issues collectives */
+    struct ls_seq r = {k->cyc_ev ? ((uint64_t)k->id * 0x9e3779b97f4a7c15ull) | 1 : 0, k->cyc_ev, k->id, 0};
+    return r;
+  }
+  k->hstate = 1;
+  struct ls_seq ev = {0, 0, -1, 0};
+  for (int i = 0; i < k->nitems; i++) {
+    uint64_t t;
+    if (ls_event_token(c, k->items[i], &t)) {
+      struct ls_seq one = {t, 1, -1, 0};
+      ev = cat(ev, one);
+    }
+  }
+  struct ls_seq rest = none;
+  if (k->nsucc == 1) {
+    rest = ls_seq_of(c, k->succ[0]);
+  } else if (k->nsucc > 1) {
+    ls_block *P = k->ipdom;
+    struct ls_seq sp = ls_seq_of(c, P);
+    struct ls_seq alt[2] = {{0}};
+    int nalt = 0, differ = 0;
+    uint64_t mix = 0x9e3779b97f4a7c15ull;
+    for (int i = 0; i < k->nsucc; i++) {
+      struct ls_seq s = ls_seq_of(c, k->succ[i]);
+      if (s.ends && !sp.ends)
+        continue; /* an error exit (abort) does not change what surviving ranks issue */
+      struct ls_seq r = ls_seq_region(s, sp);
+      if (nalt && (r.h != alt[0].h || r.len != alt[0].len))
+        differ = 1;
+      if (!nalt)
+        alt[0] = r;
+      nalt++;
+      mix = (mix ^ r.h) * HB + (uint64_t)r.len;
+    }
+    struct ls_seq mid = none;
+    if (nalt && !differ) {
+      mid = alt[0];
+    } else if (nalt) {
+      mid.h = mix | 1;
+      mid.len = 1;
+    }
+    rest = cat(mid, sp);
+  }
+  struct ls_seq r = cat(ev, rest);
+  k->h = r.h;
+  k->len = r.len;
+  k->stop = r.stop;
+  k->ends = r.ends;
+  k->hstate = 2;
+  return r;
+}
+
+/* ---- report walks ---- */
+/* Whether two alternatives issue the same calls (by callee, as the report names them). */
+static int same_calls(const struct ls_evlist *a, const struct ls_evlist *b) {
+  if (a->n != b->n)
+    return 0;
+  for (int i = 0; i < a->n; i++)
+    if (a->v[i]->ent != b->v[i]->ent)
+      return 0;
+  return 1;
+}
+
+/* The walk stops at the join (immediate post-dominator) of every branch it is inside of:
+ * each such block's nstop counts how many of the open walks stop there (`depth` of them
+ * are open). */
+static void walk_in(ls_check_ctx *c, ls_block *k, int depth, struct ls_evlist *out, int p2p) {
+  ls_func *f = c->f;
+  /* a report needs the first few collectives of each side: the walk is bounded so that
+   * many rank-dependent exits in one long function stay linear */
+  while (k && !k->nstop && k->mark != c->gen && out->n < LS_MAXEV && c->budget-- > 0) {
+    if (k == f->exit || k == f->abort_blk || k == f->vexit || k == f->killall) {
+      out->exited = 1;
+      return;
+    }
+    k->mark = c->gen;
+    for (int i = 0; i < k->nitems && out->n < LS_MAXEV; i++) {
+      ls_node *n = k->items[i];
+      if (p2p ? ls_is_p2p(n) : (ls_is_coll(n) || ls_is_helper_call(n))) {
+        out->why[out->n] = NULL;
+        out->v[out->n++] = n;
+      }
+    }
+    if (k->nsucc == 0)
+      return;
+    if (k->nsucc > 1) {
+      /* a nested branch: follow the alternative that issues the most (error exits issue
+       * nothing more and are skipped) */
+      /* two lists, the best so far and the one being filled, swapped instead of copied
+       * (and not zeroed: only their first n entries are read) */
+      struct ls_evlist buf[2], *best = NULL, *sub = &buf[0];
+      int alts = 0, varies = 0;
+      for (int i = 0; i < k->nsucc && depth < 64; i++) {
+        ls_block *s = k->succ[i];
+        if (s == f->abort_blk || s == f->killall || (s->hstate == 2 && s->ends))
+          continue;
+        sub->n = 0;
+        sub->exited = 0;
+        if (k->ipdom)
+          k->ipdom->nstop++;
+        walk_in(c, s, depth + 1, sub, p2p);
+        if (k->ipdom)
+          k->ipdom->nstop--;
+        if (alts++ && !same_calls(sub, best))
+          varies = 1;
+        if (!best || sub->n > best->n) {
+          best = sub;
+          sub = sub == &buf[0] ? &buf[1] : &buf[0];
+        }
+      }
+      for (int i = 0; best && i < best->n && out->n < LS_MAXEV; i++) {
+        out->why[out->n] = best->why[i] ? best->why[i] : varies || k->is_loop ? k : NULL;
+        out->v[out->n++] = best->v[i];
+      }
+      k = k->ipdom;
+      continue;
+    }
+    k = k->succ[0];
+  }
+}
+
+void ls_walk(ls_check_ctx *c, ls_block *k, ls_block *stop, struct ls_evlist *out, int p2p) {
+  if (stop)
+    stop->nstop++;
+  walk_in(c, k, 1, out, p2p);
+  if (stop)
+    stop->nstop--;
+}
+
