@@ -34,6 +34,9 @@ build_programs() {
     mpicc "${cflags[@]}" "$ROOT/gpu_tests/src/$p.c" -o "$bin/$p" "${libs[@]}" || rc=1
   done
   mpicc "${cflags[@]}" "$ROOT/bench/gpu_allreduce_bench.c" -o "$bin/gpu_allreduce_bench" "${libs[@]}" || rc=1
+  # the driver API directly (linked against the toolkit's stub; the driver's at run time)
+  gcc "${cflags[@]}" "$ROOT/bench/gpu_driver_cost.c" -o "$bin/gpu_driver_cost" "${libs[@]}" \
+    -L"$CUDA_HOME/lib64/stubs" -lcuda -lpthread || rc=1
   return $rc
 }
 

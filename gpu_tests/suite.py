@@ -875,6 +875,21 @@ class Suite:
         self.summary["steps"]["bench"] = res
         self.md += md
 
+    # ------------------------------------------------------------ driver costs (issue 22)
+    def step_drivercost(self):
+        """What each driver call the recorder makes costs alone and inside a launch-bound
+        loop, and what a thread querying events beside it costs (no lockstep involved)."""
+        prog = os.path.join(self.bin, "gpu_driver_cost")
+        csvp = os.path.join(self.out, "driver_cost.csv")
+        rc, lines, _ = self.run("driver_cost", [prog, csvp, 20000], 120)
+        rows = list(csv.DictReader(open(csvp))) if os.path.exists(csvp) else []
+        md = ["## Driver calls: cost alone and in an 8-byte ncclAllReduce + sync loop (one GPU, no lockstep)",
+              "", "| part | what | median (ns) | p95 (ns) | n |", "|---|---|---|---|---|"]
+        md += [f"| {r['part']} | {r['name']} | {r['median_ns']} | {r['p95_ns']} | {r['n']} |" for r in rows]
+        md += [""]
+        self.summary["steps"]["drivercost"] = {"rc": rc, "rows": rows}
+        self.md += md
+
     # ------------------------------------------------------------ 6. online (issue 7)
     def step_online(self):
         """Detection latency of the side channel (divergent call -> report line, same
@@ -1308,6 +1323,7 @@ def main():
     ap.add_argument("--date", default=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"))
     ap.add_argument("--machine", default=None)
     ap.add_argument("--steps", default="native,split,timing,matrix,torch,bench,online,stress")
+    # not in the default list: drivercost (issue 22's measurement, no lockstep involved)
     a = ap.parse_args()
     a.machine = a.machine or f"h200x{a.nranks}"
     # mpirun forwards it with -x, so it must exist; fixtures wait this long at the end.
@@ -1316,7 +1332,7 @@ def main():
     s.machine_env()
     s.probe()
     steps = a.steps.split(",")
-    for st in ("native", "split", "timing", "matrix", "torch", "bench", "online", "stress"):
+    for st in ("native", "split", "timing", "matrix", "torch", "bench", "online", "stress", "drivercost"):
         if st not in steps:
             continue
         if s.left() < 20:
