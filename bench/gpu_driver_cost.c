@@ -248,9 +248,9 @@ int main(int argc, char **argv) {
     g_q_stop = 1;
     pthread_join(t, NULL);
     char name[96];
-    snprintf(name, sizeof name, "allreduce+sync, querier asleep (%d ev/%d ms blocks)", g_q_n, g_q_ms);
+    snprintf(name, sizeof name, "allreduce+sync beside an asleep querier (%d ev / %d ms blocks)", g_q_n, g_q_ms);
     row("beside", name, off, noff);
-    snprintf(name, sizeof name, "allreduce+sync, querier %d events every %d ms", g_q_n, g_q_ms);
+    snprintf(name, sizeof name, "allreduce+sync beside a querier of %d events every %d ms", g_q_n, g_q_ms);
     row("beside", name, on, non);
     free(on);
     free(off);

@@ -7,7 +7,8 @@
 #   gpu_tests/run_all.sh --compile-only [DIR]   only compile the C programs (no GPU);
 #                                               exits 77 (skip) when nvcc/mpicc/nccl.h are missing
 # Environment: GT_WORK (scratch, default /tmp/gt-work), GT_BUDGET (s, default 500 from
-# start to the end of the suite), GT_STEPS (comma list, default all).
+# start to the end of the suite), GT_STEPS (comma list, default all), GT_BASE_ROOT
+# (a baseline tree, see below), GT_DEFER_US, GT_BENCH_ROUNDS, GT_TIMING_CYCLES (suite.py).
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
@@ -105,6 +106,18 @@ if ! { cmake -S "$ROOT" -B "$WORK/build" "${gen[@]}" -DCMAKE_BUILD_TYPE=RelWithD
        && cmake --build "$WORK/build" -j"$(nproc)"; } >"$WORK/logs/build-lockstep.log" 2>&1; then
   echo "run_all: lockstep build failed (log in logs.tar.gz):" >&2
   tail -20 "$WORK/logs/build-lockstep.log" >&2
+fi
+# GT_BASE_ROOT: another source tree (e.g. main's) built the same way, run beside this
+# one in steps timing and bench as process label "base" (suite.py, GT_BASE_LS).
+if [ -n "${GT_BASE_ROOT:-}" ]; then
+  echo "== build baseline lockstep from $GT_BASE_ROOT ($(date -u +%T))"
+  if { cmake -S "$GT_BASE_ROOT" -B "$WORK/build-base" "${gen[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+         -DLOCKSTEP_ANALYZER=OFF -DLOCKSTEP_TESTS=OFF -DLOCKSTEP_WERROR=OFF "${CMAKE_EXTRA[@]}" \
+       && cmake --build "$WORK/build-base" -j"$(nproc)"; } >"$WORK/logs/build-base.log" 2>&1; then
+    export GT_BASE_LS=$WORK/build-base/lockstep
+  else
+    echo "run_all: baseline build failed (log in logs.tar.gz)" >&2
+  fi
 fi
 echo "== build programs ($(date -u +%T))"
 build_programs "$WORK/bin" >"$WORK/logs/build-programs.log" 2>&1 || { cat "$WORK/logs/build-programs.log" >&2; }

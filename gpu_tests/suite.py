@@ -80,6 +80,14 @@ class Suite:
         self.md = []
         self.have_run = False
         self.have_tool = {}
+        # Further lockstep processes beside "lockstep" in steps timing and bench (issue 22,
+        # side by side in one run): GT_BASE_LS=PATH, a lockstep built from other sources
+        # (run_all.sh GT_BASE_ROOT); GT_DEFER_US=N, this lockstep with LOCKSTEP_DEFER_US=N.
+        self.variants = [("lockstep", None, {})]
+        if os.environ.get("GT_DEFER_US"):
+            self.variants.append(("defer", None, {"LOCKSTEP_DEFER_US": os.environ["GT_DEFER_US"]}))
+        if os.environ.get("GT_BASE_LS") and os.access(os.environ["GT_BASE_LS"], os.X_OK):
+            self.variants.append(("base", os.environ["GT_BASE_LS"], {}))
 
     # ---------------------------------------------------------------- running
     def left(self):
@@ -137,10 +145,10 @@ class Suite:
         return ["mpirun", "-np", self.n, "--allow-run-as-root", "--bind-to", "none",
                 "-x", "NCCL_NVLS_ENABLE=0", "-x", "FIXTURE_TIMEOUT_S"] + list(prog_argv)
 
-    def under_lockstep(self, trace_dir, cmd, timeout_s=None, policy=None):
+    def under_lockstep(self, trace_dir, cmd, timeout_s=None, policy=None, ls=None):
         if not self.have_run:
             return list(cmd)
-        a = [self.ls, "run", "--trace-dir", trace_dir]
+        a = [ls or self.ls, "run", "--trace-dir", trace_dir]
         if timeout_s is not None:
             a += ["--timeout", str(timeout_s)]
         if policy:
@@ -322,18 +330,19 @@ class Suite:
         os.makedirs(d, exist_ok=True)
         prog = os.path.join(self.bin, "completion_timing")
         runs = {}
-        for label in ("plain", "lockstep"):
-            if label == "lockstep" and not self.have_run:
+        cycles = int(os.environ.get("GT_TIMING_CYCLES", "10"))
+        for label, ls, extra in [("plain", None, {})] + self.variants:
+            if label != "plain" and not self.have_run:
                 continue
             path = os.path.join(d, f"{label}.csv")
-            tr = os.path.join(self.work, "traces", "timing")
-            cmd = self.mpirun([prog, path, 10, 3, 256])
+            tr = os.path.join(self.work, "traces", "timing" if label == "lockstep" else f"timing-{label}")
+            cmd = self.mpirun([prog, path, cycles, 3, 256])
             env = None
-            if label == "lockstep":
-                cmd = self.under_lockstep(tr, cmd, 30)
+            if label != "plain":
+                cmd = self.under_lockstep(tr, cmd, 30, ls=ls)
                 # lockstep sees completion by polling its events; 1 ms instead of the
                 # default 10 ms so its record resolves a ~1 ms collective.
-                env = dict(os.environ, LOCKSTEP_POLL_MS="1")
+                env = dict(os.environ, LOCKSTEP_POLL_MS="1", **extra)
             rc, _, _ = self.run(f"completion_timing-{label}", cmd, 120, env=env)
             try:
                 runs[label] = (rc, list(csv.DictReader(open(path))))
@@ -377,7 +386,7 @@ class Suite:
             w.writeheader()
             w.writerows(allrows)
         md = [f"## 2. GroupEnd is not completion (in-place AllReduce SUM/int32, 256 MiB per rank, "
-              f"{self.n} ranks, 3 warm-up + 10 measured cycles; per-cycle max over ranks)", "",
+              f"{self.n} ranks, 3 warm-up + {cycles} measured cycles; per-cycle max over ranks)", "",
               "| run | metric | median | P95 | CV | n |", "|---|---|---|---|---|---|"]
         st = {}
         for label, (rc, rows) in runs.items():
@@ -831,17 +840,21 @@ class Suite:
         csvp = os.path.join(self.out, "bench_allreduce.csv")
         if os.path.exists(csvp):
             os.remove(csvp)
-        rounds = 3
+        rounds = int(os.environ.get("GT_BENCH_ROUNDS", "3"))
+        labels = [("plain", None, {})] + self.variants
         for r in range(rounds):
-            for label in (("plain", "lockstep") if r % 2 == 0 else ("lockstep", "plain")):
-                if label == "lockstep" and not self.have_run:
+            # each round a rotation of the labels: drift falls on all of them alike
+            for label, ls, extra in labels[r % len(labels):] + labels[:r % len(labels)]:
+                if label != "plain" and not self.have_run:
                     continue
                 if self.left() < 25:
                     break
                 cmd = self.mpirun([prog, csvp, f"{label}-r{r}", 10000, 200, 256])
-                if label == "lockstep":
-                    cmd = self.under_lockstep(os.path.join(self.work, "traces", f"bench-r{r}"), cmd, 60)
-                self.run(f"bench-{label}-r{r}", cmd, 90)
+                env = None
+                if label != "plain":
+                    cmd = self.under_lockstep(os.path.join(self.work, "traces", f"bench-{label}-r{r}"), cmd, 60, ls=ls)
+                    env = dict(os.environ, **extra)
+                self.run(f"bench-{label}-r{r}", cmd, 90, env=env)
         rows = list(csv.DictReader(open(csvp))) if os.path.exists(csvp) else []
         md = [f"## 5. ncclAllReduce latency with and without lockstep ({self.n} ranks; "
               "one latency = call + cudaStreamSynchronize, host clock; medians)", ""]
@@ -850,10 +863,10 @@ class Suite:
             def med(pred):
                 v = [float(x["median_us"]) for x in rows if x["bytes"] == size and pred(x)]
                 return statistics.median(v) if v else None
-            plain = med(lambda x: x["label"].startswith("plain") and x["variant"] == "wrapped")
-            lsw = med(lambda x: x["label"].startswith("lockstep") and x["variant"] == "wrapped")
-            lsd = med(lambda x: x["label"].startswith("lockstep") and x["variant"] == "direct")
-            pd = med(lambda x: x["label"].startswith("plain") and x["variant"] == "direct")
+            plain = med(lambda x: x["label"].startswith("plain-") and x["variant"] == "wrapped")
+            lsw = med(lambda x: x["label"].startswith("lockstep-") and x["variant"] == "wrapped")
+            lsd = med(lambda x: x["label"].startswith("lockstep-") and x["variant"] == "direct")
+            pd = med(lambda x: x["label"].startswith("plain-") and x["variant"] == "direct")
             res[size] = {"plain_us": plain, "plain_direct_us": pd, "lockstep_wrapped_us": lsw,
                          "lockstep_direct_us": lsd,
                          "in_process_ratio": lsw / lsd if lsw and lsd else None,
@@ -872,6 +885,30 @@ class Suite:
                "iteration. In-process ratio = interposed ncclAllReduce / NCCL's own symbol from "
                "libnccl.so.2 in the same lockstep process (everything else equal). Values are "
                "medians over ranks and rounds of per-process medians.", ""]
+        if len(self.variants) > 1 or rows:
+            md += ["| size | process | interposed median (us) | p95 | NCCL direct median (us) | p95 | "
+                   "interposed / plain | direct / plain |", "|---|---|---|---|---|---|---|---|"]
+            var = {}
+            for size, lab in (("8", "8 B"), (str(256 << 20), "256 MiB")):
+                def med2(label, variant, col):
+                    v = [float(x[col]) for x in rows if x["bytes"] == size and x["variant"] == variant
+                         and x["label"].rsplit("-r", 1)[0] == label]
+                    return statistics.median(v) if v else None
+                pw = med2("plain", "wrapped", "median_us")
+                for label, _, _ in labels:
+                    w, d = med2(label, "wrapped", "median_us"), med2(label, "direct", "median_us")
+                    w95, d95 = med2(label, "wrapped", "p95_us"), med2(label, "direct", "p95_us")
+                    x = {"wrapped_us": w, "wrapped_p95_us": w95, "direct_us": d, "direct_p95_us": d95,
+                         "wrapped_vs_plain": w / pw if w and pw else None,
+                         "direct_vs_plain": d / pw if d and pw else None}
+                    var.setdefault(size, {})[label] = x
+                    md.append(f"| {lab} | {label} | {f3(w)} | {f3(w95)} | {f3(d)} | {f3(d95)} | "
+                              f"{f3(x['wrapped_vs_plain'])} | {f3(x['direct_vs_plain'])} |")
+            md += ["", "Per process label: medians over rounds of per-process medians (p95: of per-process "
+                   "p95s); ratios against the plain process's interposed (= NCCL's own) symbol. Labels: "
+                   "lockstep = this tree; defer = this tree with LOCKSTEP_DEFER_US; base = the baseline "
+                   "tree (GT_BASE_ROOT).", ""]
+            res["variants"] = var
         self.summary["steps"]["bench"] = res
         self.md += md
 

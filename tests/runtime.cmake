@@ -70,5 +70,5 @@ endforeach()
 # run keeps it working.
 include(${PROJECT_SOURCE_DIR}/bench/runtime_overhead.cmake)
 add_test(NAME runtime_bench_smoke COMMAND sh ${PROJECT_SOURCE_DIR}/bench/runtime_overhead.sh
-         ${CMAKE_BINARY_DIR} 20000)
+         ${CMAKE_BINARY_DIR} 20000 2)
 set_tests_properties(runtime_bench_smoke PROPERTIES TIMEOUT 60)

@@ -71,10 +71,12 @@ LS_HIDDEN int ls_trace_reserve(uint64_t upto);
 /* Device completion (device.c). */
 LS_HIDDEN int ls_dev_init(void); /* 1 when a CUDA driver is usable */
 LS_HIDDEN int ls_dev_available(void);
-/* Records an event on `stream` after the work enqueued so far; the event covers the
- * records in [lo, hi] whose wtag equals the returned tag. 0 on failure. The caller
- * stores the tag in the members, then arms it. */
-LS_HIDDEN uint32_t ls_dev_cover(uint64_t stream, uint64_t lo, uint64_t hi);
+/* Covers the records in [lo, hi] whose wtag will equal the returned tag with an event
+ * on `stream` after the work enqueued so far (or, with LOCKSTEP_DEFER_US, with the
+ * stream's next event); `now` is the caller's exit time. 0: unwatched. A nonzero tag
+ * holds the stream's slot: the caller stores the tag in the members, then arms it,
+ * and covers no other stream in between. */
+LS_HIDDEN uint32_t ls_dev_cover(uint64_t stream, uint64_t lo, uint64_t hi, uint64_t now);
 LS_HIDDEN void ls_dev_arm(uint32_t tag);
 LS_HIDDEN void ls_dev_poll(void); /* watchdog: query armed events, mark members */
 LS_HIDDEN void ls_dev_shutdown(void); /* exit handler: final poll, then driver off */

@@ -824,16 +824,17 @@ void ls_call_enter(struct ls_call *c) {
 
 /* After the outermost group end returned: one event per stream the group used,
  * recorded now that the work is on the streams (never earlier: inside a group an
- * event would complete before the collective even starts). */
-static void cover_group(uint64_t lo, uint64_t hi_excl, uint64_t group, int launched) {
+ * event would complete before the collective even starts). A stream at a time: its
+ * slot is held from the cover to the arm. */
+static void cover_group(uint64_t lo, uint64_t hi_excl, uint64_t group, int launched, uint64_t now) {
   enum { MAXS = 64 };
   uint64_t streams[MAXS];
-  uint32_t tags[MAXS];
   unsigned ns = 0;
   uint32_t me = my_tid();
   uint64_t lim = ls_rec_limit();
   if (hi_excl > lim)
     hi_excl = lim;
+  int dev = launched && ls_dev_available();
   for (uint64_t i = lo; i < hi_excl; i++) {
     struct ls_trace_record *r = &ls_g.recs[i];
     /* State first (acquire): other threads may be writing their records right now;
@@ -841,7 +842,7 @@ static void cover_group(uint64_t lo, uint64_t hi_excl, uint64_t group, int launc
     if (__atomic_load_n(&r->state, __ATOMIC_ACQUIRE) != LS_REC_RETURNED || r->tid != me ||
         r->aux1 != group || r->seq == LS_NO_SEQ)
       continue;
-    if (!launched || r->rc != 0 || !ls_dev_available()) {
+    if (!dev || r->rc != 0) {
       if (launched && r->rc == 0)
         ls_rec_set_flags(r, LS_REC_NO_DEVICE);
       __atomic_store_n(&r->wtag, LS_WTAG_NONE, __ATOMIC_RELEASE);
@@ -855,20 +856,27 @@ static void cover_group(uint64_t lo, uint64_t hi_excl, uint64_t group, int launc
         __atomic_store_n(&r->wtag, LS_WTAG_NONE, __ATOMIC_RELEASE);
         continue;
       }
-      streams[ns] = r->stream;
-      tags[ns] = ls_dev_cover(r->stream, lo, hi_excl ? hi_excl - 1 : 0);
-      ns++;
-    }
-    if (tags[k]) {
-      __atomic_store_n(&r->wtag, tags[k], __ATOMIC_RELEASE);
-      ls_rec_set_flags(r, LS_REC_EVENT_RECORDED);
-    } else {
-      __atomic_store_n(&r->wtag, LS_WTAG_NONE, __ATOMIC_RELEASE);
+      streams[ns++] = r->stream;
     }
   }
-  for (unsigned k = 0; k < ns; k++)
-    if (tags[k])
-      ls_dev_arm(tags[k]);
+  for (unsigned k = 0; k < ns; k++) {
+    uint32_t tag = ls_dev_cover(streams[k], lo, hi_excl ? hi_excl - 1 : 0, now);
+    for (uint64_t i = lo; i < hi_excl; i++) {
+      struct ls_trace_record *r = &ls_g.recs[i];
+      if (__atomic_load_n(&r->state, __ATOMIC_ACQUIRE) != LS_REC_RETURNED || r->tid != me ||
+          r->aux1 != group || r->seq == LS_NO_SEQ || r->rc != 0 || r->stream != streams[k] ||
+          __atomic_load_n(&r->wtag, __ATOMIC_ACQUIRE) != LS_WTAG_PENDING)
+        continue;
+      if (tag) {
+        __atomic_store_n(&r->wtag, tag, __ATOMIC_RELEASE);
+        ls_rec_set_flags(r, LS_REC_EVENT_RECORDED);
+      } else {
+        __atomic_store_n(&r->wtag, LS_WTAG_NONE, __ATOMIC_RELEASE);
+      }
+    }
+    if (tag)
+      ls_dev_arm(tag);
+  }
 }
 
 void ls_call_exit(struct ls_call *c, int64_t rc) {
@@ -920,7 +928,7 @@ void ls_call_exit(struct ls_call *c, int64_t rc) {
         }
         if (device_family) {
           uint64_t hi = r ? c->index : __atomic_load_n(&ls_g.hdr->nrecords, __ATOMIC_RELAXED);
-          cover_group(tl_group_lo, hi, tl_group, rc == 0 && c->sub != LS_SUB_SIMULATE);
+          cover_group(tl_group_lo, hi, tl_group, rc == 0 && c->sub != LS_SUB_SIMULATE, c->t_exit);
         }
       }
     }
@@ -929,7 +937,7 @@ void ls_call_exit(struct ls_call *c, int64_t rc) {
   case LS_KIND_P2P:
     if (device_family && r && rc == 0 && c->depth == 0) {
       if (ls_dev_available()) {
-        uint32_t tag = ls_dev_cover(c->args.stream, c->index, c->index);
+        uint32_t tag = ls_dev_cover(c->args.stream, c->index, c->index, c->t_exit);
         if (tag) {
           __atomic_store_n(&r->wtag, tag, __ATOMIC_RELEASE);
           ls_rec_set_flags(r, LS_REC_EVENT_RECORDED);

@@ -4,7 +4,9 @@
  * joins); LS_FAKE_CUDA_CAPTURING=1: every stream reports graph capture;
  * LS_FAKE_CUDA_COMPLETE_FIRST=N: only the first N recorded events ever
  * complete (a later collective hangs). LS_FAKE_CUDA_LOG=FILE appends "record <stream> <monotonic ns>" per record,
- * so tests can check events are recorded after the outermost ncclGroupEnd. */
+ * so tests can check events are recorded after the outermost ncclGroupEnd.
+ * LS_FAKE_CUDA_COUNT=FILE: at exit, one line "<function> <calls>" per entry point
+ * called, so the overhead benchmark and its test count driver calls per wrapper. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +23,23 @@ struct CUevent_st {
 };
 static int nrecorded;
 
+enum { C_CREATE, C_RECORD, C_QUERY, C_DESTROY, C_CTXGET, C_CTXSET, C_STREAMCTX, C_CAPTURING, C_N };
+static const char *const count_name[C_N] = {"cuEventCreate", "cuEventRecord", "cuEventQuery",
+                                            "cuEventDestroy_v2", "cuCtxGetCurrent", "cuCtxSetCurrent",
+                                            "cuStreamGetCtx", "cuStreamIsCapturing"};
+static unsigned long long counts[C_N];
+#define COUNT(k) __atomic_fetch_add(&counts[k], 1, __ATOMIC_RELAXED)
+
+__attribute__((destructor)) static void write_counts(void) {
+  const char *path = getenv("LS_FAKE_CUDA_COUNT");
+  FILE *f = path && *path ? fopen(path, "w") : NULL;
+  if (!f)
+    return;
+  for (int k = 0; k < C_N; k++)
+    fprintf(f, "%s %llu\n", count_name[k], counts[k]);
+  fclose(f);
+}
+
 static unsigned long long now_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -29,11 +48,13 @@ static unsigned long long now_ns(void) {
 
 EXPORT CUresult cuEventCreate(CUevent *e, unsigned flags);
 EXPORT CUresult cuEventCreate(CUevent *e, unsigned flags) {
+  COUNT(C_CREATE);
   *e = calloc(1, sizeof **e);
   return *e ? LS_CUDA_SUCCESS : 2;
 }
 EXPORT CUresult cuEventRecord(CUevent e, CUstream s);
 EXPORT CUresult cuEventRecord(CUevent e, CUstream s) {
+  COUNT(C_RECORD);
   e->t = now_ns();
   e->recorded = 1;
   const char *first = getenv("LS_FAKE_CUDA_COMPLETE_FIRST");
@@ -50,6 +71,7 @@ EXPORT CUresult cuEventRecord(CUevent e, CUstream s) {
 }
 EXPORT CUresult cuEventQuery(CUevent e);
 EXPORT CUresult cuEventQuery(CUevent e) {
+  COUNT(C_QUERY);
   const char *never = getenv("LS_FAKE_CUDA_NEVER");
   if ((never && *never == '1') || e->never)
     return LS_CUDA_ERROR_NOT_READY;
@@ -61,23 +83,30 @@ EXPORT CUresult cuEventQuery(CUevent e) {
 }
 EXPORT CUresult cuEventDestroy_v2(CUevent e);
 EXPORT CUresult cuEventDestroy_v2(CUevent e) {
+  COUNT(C_DESTROY);
   free(e);
   return LS_CUDA_SUCCESS;
 }
 EXPORT CUresult cuCtxGetCurrent(CUcontext *c);
 EXPORT CUresult cuCtxGetCurrent(CUcontext *c) {
+  COUNT(C_CTXGET);
   *c = (CUcontext)(uintptr_t)0x1000;
   return LS_CUDA_SUCCESS;
 }
 EXPORT CUresult cuCtxSetCurrent(CUcontext c);
-EXPORT CUresult cuCtxSetCurrent(CUcontext c) { return LS_CUDA_SUCCESS; }
+EXPORT CUresult cuCtxSetCurrent(CUcontext c) {
+  COUNT(C_CTXSET);
+  return LS_CUDA_SUCCESS;
+}
 EXPORT CUresult cuStreamGetCtx(CUstream s, CUcontext *c);
 EXPORT CUresult cuStreamGetCtx(CUstream s, CUcontext *c) {
+  COUNT(C_STREAMCTX);
   *c = (CUcontext)(uintptr_t)0x1000;
   return LS_CUDA_SUCCESS;
 }
 EXPORT CUresult cuStreamIsCapturing(CUstream s, int *status);
 EXPORT CUresult cuStreamIsCapturing(CUstream s, int *status) {
+  COUNT(C_CAPTURING);
   const char *cap = getenv("LS_FAKE_CUDA_CAPTURING");
   *status = cap && *cap == '1'; /* CU_STREAM_CAPTURE_STATUS_ACTIVE = 1 */
   return LS_CUDA_SUCCESS;
