@@ -142,7 +142,10 @@ class Suite:
         return rc, lines, el
 
     def mpirun(self, prog_argv):
-        return ["mpirun", "-np", self.n, "--allow-run-as-root", "--bind-to", "none",
+        # GT_TASKSET=CPUS: every process of the run on those CPUs (taskset -c), so that
+        # processes compared with one another do not land on different cores
+        pin = ["taskset", "-c", os.environ["GT_TASKSET"]] if os.environ.get("GT_TASKSET") else []
+        return pin + ["mpirun", "-np", self.n, "--allow-run-as-root", "--bind-to", "none",
                 "-x", "NCCL_NVLS_ENABLE=0", "-x", "FIXTURE_TIMEOUT_S"] + list(prog_argv)
 
     def under_lockstep(self, trace_dir, cmd, timeout_s=None, policy=None, ls=None):
@@ -887,7 +890,8 @@ class Suite:
                "medians over ranks and rounds of per-process medians.", ""]
         if len(self.variants) > 1 or rows:
             md += ["| size | process | interposed median (us) | p95 | NCCL direct median (us) | p95 | "
-                   "interposed / plain | direct / plain |", "|---|---|---|---|---|---|---|---|"]
+                   "interposed / plain | direct / plain | interposed / direct, in process |",
+                   "|---|---|---|---|---|---|---|---|---|"]
             var = {}
             for size, lab in (("8", "8 B"), (str(256 << 20), "256 MiB")):
                 def med2(label, variant, col):
@@ -898,14 +902,21 @@ class Suite:
                 for label, _, _ in labels:
                     w, d = med2(label, "wrapped", "median_us"), med2(label, "direct", "median_us")
                     w95, d95 = med2(label, "wrapped", "p95_us"), med2(label, "direct", "p95_us")
+                    ip = [float(a["median_us"]) / float(b["median_us"]) for a in rows for b in rows
+                          if a["bytes"] == size == b["bytes"] and a["label"] == b["label"]
+                          and a["rank"] == b["rank"] and a["label"].rsplit("-r", 1)[0] == label
+                          and a["variant"] == "wrapped" and b["variant"] == "direct" and float(b["median_us"]) > 0]
+                    inproc = statistics.median(ip) if ip else None
                     x = {"wrapped_us": w, "wrapped_p95_us": w95, "direct_us": d, "direct_p95_us": d95,
+                         "in_process": inproc,
                          "wrapped_vs_plain": w / pw if w and pw else None,
                          "direct_vs_plain": d / pw if d and pw else None}
                     var.setdefault(size, {})[label] = x
                     md.append(f"| {lab} | {label} | {f3(w)} | {f3(w95)} | {f3(d)} | {f3(d95)} | "
-                              f"{f3(x['wrapped_vs_plain'])} | {f3(x['direct_vs_plain'])} |")
+                              f"{f3(x['wrapped_vs_plain'])} | {f3(x['direct_vs_plain'])} | {f3(inproc)} |")
             md += ["", "Per process label: medians over rounds of per-process medians (p95: of per-process "
-                   "p95s); ratios against the plain process's interposed (= NCCL's own) symbol. Labels: "
+                   "p95s); ratios against the plain process's interposed (= NCCL's own) symbol; the "
+                   "in-process ratio is the median over processes of interposed / direct. Labels: "
                    "lockstep = this tree; defer = this tree with LOCKSTEP_DEFER_US; base = the baseline "
                    "tree (GT_BASE_ROOT).", ""]
             res["variants"] = var

@@ -4,7 +4,7 @@
  *
  * Work on one stream completes in order, so one event covers every earlier call on
  * it. Each stream gets a slot (found by its handle, never freed) holding its context
- * and a ring of events, each created once: a call costs a capture query and a record
+ * and a ring of events in flight, whose events are reused once they fired: a call costs a capture query and a record
  * (~0.03 + ~0.25 us on an H200; creating an event ~0.3 us, querying one ~0.3 us:
  * bench/RESULTS.md), and the watchdog queries only the events in flight, oldest first,
  * stopping at the first not yet done (the old shared pool had it query up to 4096 per
@@ -67,6 +67,14 @@ struct stream_slot {
   uint64_t def_lo;    /* lowest record index among them */
   uint64_t t_rec;     /* when the newest event was recorded */
   struct ev_entry ring[LS_RING];
+  /* Events of fired entries, for the next records: the poller pushes, app threads (under
+   * the lock) pop, so a stream needs only as many events as it has in flight at once. */
+  struct {
+    CUevent ev;
+    CUcontext ctx;
+  } spare[LS_RING];
+  unsigned spare_w; /* atomic: the poller's */
+  unsigned spare_r;
 };
 
 static struct stream_slot g_streams[LS_STREAM_SLOTS];
@@ -189,6 +197,11 @@ static int slot_setup(struct stream_slot *s, uint64_t stream, CUcontext cur) {
 
 /* Records the free entry's event on the stream, made in the stream's context once. */
 static int record(struct stream_slot *s, struct ev_entry *e, uint64_t stream, CUcontext cur) {
+  if (!e->ev && s->spare_r != __atomic_load_n(&s->spare_w, __ATOMIC_ACQUIRE)) {
+    unsigned k = s->spare_r++ % LS_RING;
+    e->ev = s->spare[k].ev;
+    e->ctx = s->spare[k].ctx;
+  }
   if (e->ev && e->ctx != s->ctx) {
     p_cuEventDestroy(e->ev);
     e->ev = NULL;
@@ -258,7 +271,8 @@ uint32_t ls_dev_cover(uint64_t stream, uint64_t lo, uint64_t hi, uint64_t now) {
     return 0;
   }
   /* The current context is needed only to make an event or to learn the stream's. */
-  if (stream > 2 && (!s->ready || !e->ev || e->ctx != s->ctx) && p_cuCtxGetCurrent(&cur) != LS_CUDA_SUCCESS)
+  if (stream > 2 && (!s->ready || (!e->ev && s->spare_r == __atomic_load_n(&s->spare_w, __ATOMIC_ACQUIRE))) &&
+      p_cuCtxGetCurrent(&cur) != LS_CUDA_SUCCESS)
     cur = NULL;
   int ok = 1;
   if (!s->ready) {
@@ -378,6 +392,11 @@ void ls_dev_poll(void) {
           break;
       }
       resolve(e, make_tag(si, e->gen), r);
+      unsigned w = s->spare_w;
+      s->spare[w % LS_RING].ev = e->ev;
+      s->spare[w % LS_RING].ctx = e->ctx;
+      __atomic_store_n(&s->spare_w, w + 1, __ATOMIC_RELEASE);
+      e->ev = NULL;
       __atomic_store_n(&e->state, EV_FREE, __ATOMIC_RELEASE);
       s->tail = (s->tail + 1) % LS_RING;
     }
