@@ -730,10 +730,9 @@ struct ls_trace_record *ls_rec_claim(uint64_t *index) {
   *index = i;
   /* The next call's record, most likely this thread's, for writing: its first writes
    * would otherwise wait for the lines (the watchdog faulted the page in, not the lines). */
-  if (i + 1 < ls_g.capacity) {
-    __builtin_prefetch(&ls_g.recs[i + 1], 1, 3);
-    __builtin_prefetch((const char *)&ls_g.recs[i + 1] + 64, 1, 3);
-  }
+  if (i + 1 < ls_g.capacity)
+    for (unsigned off = 0; off < sizeof(struct ls_trace_record); off += 64)
+      __builtin_prefetch((const char *)&ls_g.recs[i + 1] + off, 1, 3);
   return &ls_g.recs[i];
 }
 
