@@ -10,6 +10,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "data_dir.h"
 #include "json_file.h"
 #include "lint.h"
 
@@ -22,12 +23,6 @@ typedef struct ls_rule_docs {
   int n;
   const char *path;
 } ls_rule_docs;
-/* A data directory: <dir of this binary>/../share/lockstep/NAME when it exists (installed),
- * else `build` (the source tree's), else `install` if they exist; NULL when none does. */
-const char *ls_data_dir(const char *name, const char *build, const char *install);
-/* The default rules directory: $LOCKSTEP_RULES_DIR, else ls_data_dir("rules", ...).
- * Never NULL; may not exist. */
-const char *ls_rules_dir_default(void);
 /* Loads <rules dir>/docs/lint_rules.json into d (strings in a). On error prints
  * `file[:line:col]: error: ...` and returns -1. */
 int ls_rule_docs_load(ls_rule_docs *d, ls_arena *a);

@@ -6,57 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <limits.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "commands.h"
 #include "integ.h"
-
-#ifndef LOCKSTEP_RULES_DIR_BUILD
-#define LOCKSTEP_RULES_DIR_BUILD ""
-#endif
-#ifndef LOCKSTEP_RULES_DIR_INSTALL
-#define LOCKSTEP_RULES_DIR_INSTALL ""
-#endif
-
-static int is_dir(const char *p) {
-  struct stat st;
-  return p && *p && stat(p, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-const char *ls_data_dir(const char *name, const char *build, const char *install) {
-  /* <bin>/../share/lockstep/NAME first: an installed (or relocated: cmake --install
-   * --prefix) binary uses its own data, not a build tree that happens to exist */
-  static _Thread_local char buf[4][PATH_MAX + 64];
-  static _Thread_local int k;
-  char exe[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (n > 0) {
-    exe[n] = 0;
-    char *slash = strrchr(exe, '/');
-    if (slash) {
-      *slash = 0;
-      char *b = buf[k++ % 4];
-      snprintf(b, sizeof buf[0], "%s/../share/lockstep/%s", exe, name);
-      char real[PATH_MAX];
-      if (is_dir(b) && realpath(b, real)) {
-        snprintf(b, sizeof buf[0], "%s", real);
-        return b;
-      }
-    }
-  }
-  if (is_dir(build))
-    return build;
-  return is_dir(install) ? install : NULL;
-}
-
-const char *ls_rules_dir_default(void) {
-  const char *env = getenv("LOCKSTEP_RULES_DIR");
-  if (is_dir(env))
-    return env;
-  const char *d = ls_data_dir("rules", LOCKSTEP_RULES_DIR_BUILD, LOCKSTEP_RULES_DIR_INSTALL);
-  return d ? d : LOCKSTEP_RULES_DIR_INSTALL;
-}
 
 int ls_rule_docs_load(ls_rule_docs *d, ls_arena *a) {
   const char *dir = ls_rules_dir_default();

@@ -6,7 +6,7 @@ add_library(lockstep_tools STATIC ${LOCKSTEP_TOOLS_SOURCES})
 target_include_directories(lockstep_tools PUBLIC ${PROJECT_SOURCE_DIR}/runtime ${PROJECT_SOURCE_DIR}/runtime/tools
                            PRIVATE ${PROJECT_SOURCE_DIR}/cli)
 target_compile_options(lockstep_tools PRIVATE ${LOCKSTEP_WARNINGS})
-target_link_libraries(lockstep_tools PUBLIC lockstep_common cjson Threads::Threads ${CMAKE_DL_LIBS})
+target_link_libraries(lockstep_tools PUBLIC lockstep_rules lockstep_common cjson Threads::Threads ${CMAKE_DL_LIBS})
 target_compile_definitions(lockstep_tools PRIVATE
   LOCKSTEP_VERSION="${PROJECT_VERSION}"
   LOCKSTEP_BUILD_LIBDIR="${CMAKE_BINARY_DIR}/runtime"

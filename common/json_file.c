@@ -32,17 +32,19 @@ char *ls_read_all(FILE *f, size_t *len) {
   return text;
 }
 
-cJSON *ls_json_read_file(const char *path, const char *what) {
+cJSON *ls_json_read_file(const char *path, const char *what) { return ls_json_load(path, what, stderr); }
+
+cJSON *ls_json_load(const char *path, const char *what, FILE *errs) {
   FILE *f = fopen(path, "rb");
   if (!f) {
-    fprintf(stderr, "%s: error: cannot read %s: %s\n", path, what, strerror(errno));
+    fprintf(errs, "%s: error: cannot read %s: %s\n", path, what, strerror(errno));
     return NULL;
   }
   size_t len;
   char *text = ls_read_all(f, &len);
   fclose(f);
   if (!text) {
-    fprintf(stderr, "%s: error: cannot read %s\n", path, what);
+    fprintf(errs, "%s: error: cannot read %s\n", path, what);
     return NULL;
   }
   /* cJSON's error position is global state: take it from return_parse_end instead */
@@ -59,7 +61,7 @@ cJSON *ls_json_read_file(const char *path, const char *what) {
         col++;
       }
     }
-    fprintf(stderr, "%s:%u:%u: error: invalid JSON in %s\n", path, line, col, what);
+    fprintf(errs, "%s:%u:%u: error: invalid JSON in %s\n", path, line, col, what);
   }
   free(text);
   return root;

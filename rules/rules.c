@@ -9,35 +9,66 @@
 
 #include <cjson/cJSON.h>
 
+#include "data_dir.h"
 #include "json_file.h"
 #include "rules.h"
 #include "xalloc.h"
 
-static const struct { const char *name; enum ls_role role; } role_names[] = {
-    {"sendbuf", LS_ROLE_SENDBUF}, {"recvbuf", LS_ROLE_RECVBUF}, {"count", LS_ROLE_COUNT},
-    {"dtype", LS_ROLE_DTYPE},     {"redop", LS_ROLE_REDOP},     {"root", LS_ROLE_ROOT},
-    {"peer", LS_ROLE_PEER},       {"comm", LS_ROLE_COMM},       {"stream", LS_ROLE_STREAM},
-    {"out_rank", LS_ROLE_OUT_RANK}, {"out_size", LS_ROLE_OUT_SIZE}, {"request", LS_ROLE_REQUEST},
-    {"counts", LS_ROLE_COUNTS},   {"out_async_state", LS_ROLE_OUT_ASYNC_STATE},
-    {"src", LS_ROLE_SRC},         {"dst", LS_ROLE_DST},         {"event", LS_ROLE_EVENT},
-    {"out_stream", LS_ROLE_OUT_STREAM}, {"stream_flags", LS_ROLE_STREAM_FLAGS}, {"out_ptr", LS_ROLE_OUT_PTR},
-    {"entry", LS_ROLE_ENTRY},
-    {"out_comm", LS_ROLE_OUT_COMM}, {"config", LS_ROLE_CONFIG}, {"color", LS_ROLE_COLOR},
+static const ls_role_info role_table[LS_ROLE_OTHER] = {
+#define LS_ROLE_DEF(id, name, field, before, after) [LS_ROLE_##id] = {name, field, before, after},
+#include "roles.def"
 };
-static const struct { const char *name; enum ls_kind kind; } kind_names[] = {
-    {"collective", LS_KIND_COLLECTIVE}, {"p2p", LS_KIND_P2P},
-    {"group_start", LS_KIND_GROUP_START}, {"group_end", LS_KIND_GROUP_END},
-    {"rank_query", LS_KIND_RANK_QUERY},   {"size_query", LS_KIND_SIZE_QUERY},
+
+const ls_role_info *ls_role_info_of(enum ls_role role) {
+  return role > LS_ROLE_NONE && role < LS_ROLE_OTHER ? &role_table[role] : NULL;
+}
+
+/* Each rules kind: its value in traces, its enumerator's name (for generated code), and the
+ * recorder's refinement (rules.h: variant). */
+#define KIND(json, kind, variant) {json, kind, #kind, variant}
+static const struct { const char *name; enum ls_api_kind kind; const char *symbol, *variant; } kind_names[] = {
+    KIND("collective", LS_KIND_COLLECTIVE, NULL),
+    KIND("p2p", LS_KIND_P2P, NULL),
+    KIND("group_start", LS_KIND_GROUP_START, NULL),
+    KIND("group_end", LS_KIND_GROUP_END, NULL),
+    KIND("unique_id", LS_KIND_UNIQUE_ID, NULL),
+    KIND("comm_init", LS_KIND_COMM_INIT, NULL),
+    KIND("comm_init_all", LS_KIND_COMM_INIT, "init_all"),
+    KIND("comm_split", LS_KIND_COMM_SPLIT, NULL),
+    KIND("comm_finalize", LS_KIND_COMM_FINALIZE, NULL),
+    KIND("comm_destroy", LS_KIND_COMM_DESTROY, NULL),
+    KIND("comm_abort", LS_KIND_COMM_ABORT, NULL),
+    KIND("comm_revoke", LS_KIND_OTHER, "revoke"),
+    KIND("async_error_query", LS_KIND_ASYNC_ERROR_QUERY, NULL),
+    KIND("size_query", LS_KIND_SIZE_QUERY, NULL),
+    KIND("rank_query", LS_KIND_RANK_QUERY, NULL),
+    KIND("wait", LS_KIND_WAIT, NULL),
+    /* MPI's creations are splits of the parent in the trace */
+    KIND("comm_dup", LS_KIND_COMM_SPLIT, "dup"),
+    KIND("comm_create", LS_KIND_COMM_SPLIT, "create"),
 };
+#undef KIND
+
+const char *ls_kind_symbol(enum ls_api_kind kind) {
+  for (size_t i = 0; i < sizeof kind_names / sizeof kind_names[0]; i++)
+    if (kind_names[i].kind == kind)
+      return kind_names[i].symbol;
+  return "LS_KIND_OTHER";
+}
+
+/* The refinements a function's `variant` may name: those the recorder knows. */
+static const char *const variants[] = {"init_all", "shrink", "scalable", "simulate",
+                                       "revoke", "dup", "create", "create_group"};
 
 /* Error context: the file and a key path built while descending. */
 struct ctx {
   const char *path;
+  FILE *errs;
   char key[256];
 };
 
 static int fail(const struct ctx *c, const char *what) {
-  fprintf(stderr, "%s: error: %s%s%s\n", c->path, c->key[0] ? c->key : "", c->key[0] ? ": " : "", what);
+  fprintf(c->errs, "%s: error: %s%s%s\n", c->path, c->key[0] ? c->key : "", c->key[0] ? ": " : "", what);
   return -1;
 }
 
@@ -70,7 +101,8 @@ static int load_fn(ls_rules *r, ls_arena *a, struct ctx *c, const cJSON *fn, ls_
   const char *kind = get_str(c, fn, "kind", 1, &err);
   const char *op = get_str(c, fn, "op", 0, &err);
   get_str(c, fn, "doc", 0, &err);
-  get_str(c, fn, "returns", 0, &err);
+  const char *ret = get_str(c, fn, "returns", 0, &err);
+  const char *variant = get_str(c, fn, "variant", 0, &err);
   if (err)
     return -1;
   out->name = ls_strdup(a, name);
@@ -78,13 +110,30 @@ static int load_fn(ls_rules *r, ls_arena *a, struct ctx *c, const cJSON *fn, ls_
   out->api = api;
   out->kind = LS_KIND_OTHER;
   for (size_t i = 0; i < sizeof kind_names / sizeof kind_names[0]; i++)
-    if (!strcmp(kind, kind_names[i].name))
+    if (!strcmp(kind, kind_names[i].name)) {
       out->kind = kind_names[i].kind;
+      out->variant = kind_names[i].variant;
+    }
   out->op = ls_strdup(a, op ? op : name);
+  out->op_given = op ? out->op : NULL;
+  out->returns = ret ? ls_strdup(a, ret) : NULL;
   const cJSON *coll = cJSON_GetObjectItemCaseSensitive(fn, "collective");
   if (coll && !cJSON_IsBool(coll))
     return fail(c, "\"collective\" must be true or false");
   out->seq_member = out->kind == LS_KIND_COLLECTIVE || cJSON_IsTrue(coll);
+  if (!strcmp(kind, "comm_create") && !cJSON_IsTrue(coll))
+    out->variant = "create_group"; /* called by the new group's members only */
+  if (variant) {
+    out->variant = NULL;
+    for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++)
+      if (!strcmp(variant, variants[i]))
+        out->variant = variants[i];
+    if (!out->variant) {
+      char m[160];
+      snprintf(m, sizeof m, "\"variant\" names \"%.40s\", which the recorder does not know", variant);
+      return fail(c, m);
+    }
+  }
   /* Before any early return: 0 would name argument 0 as the in-place buffer. */
   out->in_place_buf = out->in_place_count = out->in_place_dtype = -1;
   const cJSON *args = cJSON_GetObjectItemCaseSensitive(fn, "args");
@@ -97,6 +146,7 @@ static int load_fn(ls_rules *r, ls_arena *a, struct ctx *c, const cJSON *fn, ls_
     return fail(c, "\"args\" must be an array");
   out->nargs = cJSON_GetArraySize(args);
   out->roles = ls_alloc(a, (size_t)(out->nargs + 1) * sizeof *out->roles);
+  out->args = ls_alloc(a, (size_t)(out->nargs + 1) * sizeof *out->args);
   size_t base = strlen(c->key);
   int i = 0;
   const cJSON *arg;
@@ -104,17 +154,20 @@ static int load_fn(ls_rules *r, ls_arena *a, struct ctx *c, const cJSON *fn, ls_
     snprintf(c->key + base, sizeof c->key - base, ".args[%d]", i);
     if (!cJSON_IsObject(arg))
       return fail(c, "must be an object {name, type, role?}");
-    get_str(c, arg, "name", 0, &err);
-    get_str(c, arg, "type", 0, &err);
+    const char *an = get_str(c, arg, "name", 0, &err);
+    const char *at = get_str(c, arg, "type", 0, &err);
     const char *role = get_str(c, arg, "role", 0, &err);
     if (err)
       return -1;
+    out->args[i].name = an ? ls_strdup(a, an) : NULL;
+    out->args[i].type = at ? ls_strdup(a, at) : NULL;
+    out->args[i].role_name = role ? ls_strdup(a, role) : NULL;
     out->roles[i] = LS_ROLE_NONE;
     if (role) {
-      out->roles[i] = LS_ROLE_OTHER; /* documented roles lint does not use are fine */
-      for (size_t k = 0; k < sizeof role_names / sizeof role_names[0]; k++)
-        if (!strcmp(role, role_names[k].name))
-          out->roles[i] = role_names[k].role;
+      out->roles[i] = LS_ROLE_OTHER; /* a role the table lacks is fine: nothing reads it */
+      for (int k = LS_ROLE_NONE + 1; k < LS_ROLE_OTHER; k++)
+        if (!strcmp(role, role_table[k].name))
+          out->roles[i] = (enum ls_role)k;
     }
     i++;
   }
@@ -274,10 +327,45 @@ static void *grow(void *old, int n, size_t size) {
   return ls_xrealloc(old, (size_t)(n + 1) * size);
 }
 
+/* An integer that a long long holds: the range first, converting 1e30 is undefined. */
+static int is_int(const cJSON *v) {
+  return cJSON_IsNumber(v) && v->valuedouble >= -9223372036854775808.0 && v->valuedouble < 9223372036854775808.0 &&
+         v->valuedouble == (double)(long long)v->valuedouble;
+}
+
+/* `enums`: {GROUP: {NAME: integer}} (the trace tools print values by these names). */
+static int load_enums(ls_arena *a, struct ctx *c, const cJSON *en, ls_rules_file *f) {
+  snprintf(c->key, sizeof c->key, "enums");
+  if (!cJSON_IsObject(en))
+    return fail(c, "must be an object {result?, dtype?, redop?}");
+  f->nenums = cJSON_GetArraySize(en);
+  f->enums = ls_alloc(a, (size_t)(f->nenums + 1) * sizeof *f->enums);
+  int g = 0;
+  const cJSON *grp, *it;
+  cJSON_ArrayForEach(grp, en) {
+    snprintf(c->key, sizeof c->key, "enums.%.200s", grp->string);
+    if (!cJSON_IsObject(grp))
+      return fail(c, "must be an object from C names to integers");
+    ls_rule_enums *e = &f->enums[g++];
+    e->name = ls_strdup(a, grp->string);
+    e->v = ls_alloc(a, (size_t)(cJSON_GetArraySize(grp) + 1) * sizeof *e->v);
+    cJSON_ArrayForEach(it, grp) {
+      snprintf(c->key, sizeof c->key, "enums.%.100s.%.100s", grp->string, it->string);
+      if (!is_int(it))
+        return fail(c, "must be an integer");
+      e->v[e->n].name = ls_strdup(a, it->string);
+      e->v[e->n++].value = (long long)it->valuedouble;
+    }
+  }
+  c->key[0] = 0;
+  return 0;
+}
+
 int ls_rules_load(ls_rules *r, ls_arena *a, const char *path) {
-  struct ctx c = {.path = path};
-  /* one reader for every JSON input of lint: file:line:col on a syntax error */
-  cJSON *root = ls_json_read_file(path, "rules file");
+  struct ctx c = {.path = path, .errs = r->errs ? r->errs : stderr};
+  ls_rules_file file = {.path = ls_strdup(a, path)};
+  /* one reader for every JSON input: file:line:col on a syntax error */
+  cJSON *root = ls_json_load(path, "rules file", c.errs);
   if (!root)
     return -1;
   int rc = -1, err = 0;
@@ -413,11 +501,22 @@ int ls_rules_load(ls_rules *r, ls_arena *a, const char *path) {
     r->nb_success = succ ? ls_strdup(a, succ) : NULL;
     r->nb_pending = pend && cJSON_IsString(pend) ? ls_strdup(a, pend->valuestring) : NULL;
   }
+  const cJSON *en = cJSON_GetObjectItemCaseSensitive(root, "enums");
+  if (en && load_enums(a, &c, en, &file))
+    goto out;
   if (!fns && !r->nsrcs && !r->nnoreturn && !host) {
     c.key[0] = 0;
     fail(&c, "no \"functions\", \"rank_sources\" or \"noreturn\": not a lockstep rules file");
     goto out;
   }
+  file.api = api;
+  file.success = succ ? ls_strdup(a, succ) : NULL;
+  file.pending = pend && cJSON_IsString(pend) ? ls_strdup(a, pend->valuestring) : NULL;
+  ls_rules_file *nf = ls_alloc(a, (size_t)(r->nfiles + 1) * sizeof *nf); /* arena: no owner frees it */
+  for (int k = 0; k < r->nfiles; k++)
+    nf[k] = r->files[k];
+  nf[r->nfiles] = file;
+  r->files = nf;
   r->nfiles++;
   rc = 0;
 out:
@@ -470,3 +569,52 @@ int ls_rules_noreturn(const ls_rules *r, const char *name) {
       return 1;
   return 0;
 }
+
+const ls_rules_file *ls_rules_file_of(const ls_rules *r, const char *api) {
+  for (int i = 0; i < r->nfiles; i++)
+    if (!strcmp(r->files[i].api, api))
+      return &r->files[i];
+  return NULL;
+}
+
+static const ls_rule_enums *enums_of(const ls_rules_file *f, const char *group) {
+  for (int i = 0; f && i < f->nenums; i++)
+    if (!strcmp(f->enums[i].name, group))
+      return &f->enums[i];
+  return NULL;
+}
+
+int ls_rules_enum_value(const ls_rules_file *f, const char *group, const char *name, long long *v) {
+  const ls_rule_enums *e = enums_of(f, group);
+  for (int i = 0; e && name && i < e->n; i++)
+    if (!strcmp(e->v[i].name, name)) {
+      *v = e->v[i].value;
+      return 1;
+    }
+  return 0;
+}
+
+const char *ls_rules_enum_name(const ls_rules_file *f, const char *group, long long v) {
+  const ls_rule_enums *e = enums_of(f, group);
+  for (int i = 0; e && i < e->n; i++)
+    if (e->v[i].value == v)
+      return e->v[i].name;
+  return NULL;
+}
+
+/* Where the build was configured (rules/CMakeLists.txt); empty in other builds. */
+#ifndef LOCKSTEP_RULES_DIR_BUILD
+#define LOCKSTEP_RULES_DIR_BUILD ""
+#endif
+#ifndef LOCKSTEP_RULES_DIR_INSTALL
+#define LOCKSTEP_RULES_DIR_INSTALL ""
+#endif
+
+const char *ls_rules_dir_default(void) {
+  const char *env = getenv("LOCKSTEP_RULES_DIR");
+  if (ls_is_dir(env))
+    return env;
+  const char *d = ls_data_dir("rules", LOCKSTEP_RULES_DIR_BUILD, LOCKSTEP_RULES_DIR_INSTALL);
+  return d ? d : LOCKSTEP_RULES_DIR_INSTALL;
+}
+

@@ -1,25 +1,53 @@
 /* rules.h — the rules library: loads and validates the rules files (rules/NAME.json, see
- * rules/SCHEMA.md) into typed tables. Strings and tables live in the caller's arena. */
+ * rules/SCHEMA.md) into typed tables, the one reader of them for lint, the trace tools
+ * (runtime/tools/apidb.c) and the wrapper generator (runtime/gen/ls_gen.c). The vocabulary
+ * is here too: the roles (roles.def), the kinds with the values traces store (the trace
+ * format's enum ls_api_kind), the recorder's refinements (`variant`). No libclang; the
+ * preloaded library does not link it. Strings and tables live in the caller's arena. */
 #ifndef LOCKSTEP_RULES_H
 #define LOCKSTEP_RULES_H
 
-#include "arena.h"
+#include <stdio.h>
 
+#include "arena.h"
+#include "trace_format.h"
+
+/* The roles of rules/roles.def; NONE: an argument without one, OTHER: a role not in the table. */
 enum ls_role {
-  LS_ROLE_NONE, LS_ROLE_SENDBUF, LS_ROLE_RECVBUF, LS_ROLE_COUNT, LS_ROLE_DTYPE, LS_ROLE_REDOP,
-  LS_ROLE_ROOT, LS_ROLE_PEER, LS_ROLE_COMM, LS_ROLE_STREAM, LS_ROLE_OUT_RANK, LS_ROLE_OUT_SIZE,
-  LS_ROLE_REQUEST, LS_ROLE_COUNTS, LS_ROLE_OUT_ASYNC_STATE,
-  /* host-side calls around the API (rules/host.json): copies, streams, events, threads */
-  LS_ROLE_SRC, LS_ROLE_DST, LS_ROLE_EVENT, LS_ROLE_OUT_STREAM, LS_ROLE_STREAM_FLAGS, LS_ROLE_OUT_PTR,
-  LS_ROLE_ENTRY, LS_ROLE_OUT_COMM, LS_ROLE_CONFIG, LS_ROLE_COLOR, LS_ROLE_OTHER
+  LS_ROLE_NONE,
+#define LS_ROLE_DEF(id, name, field, before, after) LS_ROLE_##id,
+#include "roles.def"
+  LS_ROLE_OTHER
 };
-enum ls_kind {
-  LS_KIND_OTHER, LS_KIND_COLLECTIVE, LS_KIND_P2P, LS_KIND_GROUP_START, LS_KIND_GROUP_END,
-  LS_KIND_RANK_QUERY, LS_KIND_SIZE_QUERY
-};
+/* One role's line of roles.def; NULL for NONE and OTHER. */
+typedef struct ls_role_info {
+  const char *name;          /* as the rules files spell it */
+  const char *field;         /* its field of struct ls_args, NULL when none */
+  const char *before, *after; /* the wrapper's conversion of the argument into it */
+} ls_role_info;
+const ls_role_info *ls_role_info_of(enum ls_role role);
+
+/* A function's kind is the trace format's enum ls_api_kind (its values are stored in trace
+ * files, so they never change); rules kinds the trace has no value for (host calls,
+ * `comm_revoke`) are LS_KIND_OTHER, and kind_name keeps the string. */
+/* "LS_KIND_COLLECTIVE" for LS_KIND_COLLECTIVE: its name in generated code. */
+const char *ls_kind_symbol(enum ls_api_kind kind);
+
+typedef struct ls_rule_arg {
+  const char *name, *type;  /* NULL when the file does not say */
+  const char *role_name;    /* NULL: no role */
+} ls_rule_arg;
+
 typedef struct ls_rule_fn {
   const char *name, *op, *kind_name, *api;
-  enum ls_kind kind;
+  enum ls_api_kind kind;
+  /* the recorder's refinement of kind (LS_SUB_<upper case> in recorder.h and the hooks
+   * headers): from the kind (`comm_init_all`: "init_all"), the function's `variant`, or
+   * "create_group" for a `comm_create` that is not `collective`; NULL: none */
+  const char *variant;
+  const char *op_given;     /* `op` as the file gives it, NULL when absent (op is then name) */
+  const char *returns;      /* C return type, NULL when absent */
+  ls_rule_arg *args;        /* nargs of them */
   int seq_member;           /* kind collective, or `"collective": true` (communicator creation) */
   int nargs;
   enum ls_role *roles;
@@ -37,7 +65,20 @@ typedef struct ls_rule_src { /* rank_sources / uniform_sources entry */
   int returns;
   int uniform;
 } ls_rule_src;
+typedef struct ls_rule_enum { const char *name; long long value; } ls_rule_enum;
+typedef struct ls_rule_enums { /* one object of `enums`: C name -> value */
+  const char *name;         /* "result", "dtype", "redop" */
+  ls_rule_enum *v; int n;
+} ls_rule_enums;
+typedef struct ls_rules_file { /* what a file says of its library as a whole */
+  const char *path;
+  const char *api;          /* "" when absent */
+  const char *success, *pending; /* result names, NULL when absent */
+  ls_rule_enums *enums; int nenums;
+} ls_rules_file;
 typedef struct ls_rules {
+  FILE *errs;               /* where load errors go; NULL: stderr */
+  ls_rules_file *files;     /* nfiles of them, in load order */
   ls_rule_fn *fns; int nfns;
   ls_rule_src *srcs; int nsrcs;
   const char **noreturn; int nnoreturn;
@@ -60,12 +101,24 @@ typedef struct ls_rules {
   const char *nb_success, *nb_pending; /* `success` and `pending` of that file, for messages */
   int nfiles;
 } ls_rules;
-/* Loads and validates `path` into r (allocated in a). On error prints
- * `path:line:col: error: ...` to stderr and returns -1; never crashes on bad input. */
+/* Loads and validates `path` into r (allocated in a; fns, srcs and noreturn are heap arrays
+ * the caller frees). On error prints `path:line:col: error: ...` or `path: error: KEY: ...`
+ * to r->errs and returns -1, r then holds part of the file; never crashes on bad input. */
 int ls_rules_load(ls_rules *r, ls_arena *a, const char *path);
 /* Loads every *.json of dir (sorted). -1 on error or when dir has no rules. */
 int ls_rules_load_dir(ls_rules *r, ls_arena *a, const char *dir);
 const ls_rule_fn *ls_rules_fn(const ls_rules *r, const char *name);
 int ls_rules_noreturn(const ls_rules *r, const char *name);
+/* The file whose top-level `api` is api, or NULL. */
+const ls_rules_file *ls_rules_file_of(const ls_rules *r, const char *api);
+/* The value of `enums.GROUP.NAME` in f (0: none, *v unchanged); f may be NULL. */
+int ls_rules_enum_value(const ls_rules_file *f, const char *group, const char *name, long long *v);
+/* The first name of `enums.GROUP` whose value is v, or NULL; f may be NULL. */
+const char *ls_rules_enum_name(const ls_rules_file *f, const char *group, long long v);
+
+/* The rules directory: $LOCKSTEP_RULES_DIR when it is a directory, else the installed
+ * <dir of this binary>/../share/lockstep/rules, else the source tree's of this build, else
+ * the configured install's. Never NULL; may not exist. */
+const char *ls_rules_dir_default(void);
 
 #endif

@@ -44,7 +44,8 @@
  * session 2 with no version change: older traces lack it and still read. */
 #define LS_TRACE_F_ASYNC_CHANGES 0x10u
 
-/* What an api entry is; mirrors the "kind" strings of the rules files (rules/NAME.json). */
+/* What an api entry is: the one kind enum, also lint's (the rules library maps the rules
+ * files' "kind" strings to it, rules/rules.c). Traces store these values: never renumber. */
 enum ls_api_kind {
   LS_KIND_OTHER = 0,
   LS_KIND_COLLECTIVE = 1,

@@ -32,6 +32,10 @@ if(LOCKSTEP_ANALYZER AND TARGET lockstep)
             --rules ${_in}/bad_source.json ${_in}/clean.c)
   lint_test(rules_toplevel 2 "bad_toplevel\\.json: error: top level must be a JSON object"
             --rules ${_in}/bad_toplevel.json ${_in}/clean.c)
+  lint_test(rules_variant 2 "bad_variant\\.json: error: functions.0.: \"variant\" names \"shrnk\", which the recorder does not know"
+            --rules ${_in}/bad_variant.json ${_in}/clean.c)
+  lint_test(rules_enum 2 "bad_enum\\.json: error: enums\\.result\\.xHalf: must be an integer"
+            --rules ${_in}/bad_enum.json ${_in}/clean.c)
   lint_test(rules_empty 2 "bad_empty\\.json:1:1: error: invalid JSON" --rules ${_in}/bad_empty.json ${_in}/clean.c)
   lint_test(rules_unreadable 2 "nothere\\.json: error: cannot read rules file" --rules ${_in}/nothere.json ${_in}/clean.c)
   lint_test(clean_exit0 0 "^$" ${_in}/clean.c ${_cuda})

@@ -1,10 +1,10 @@
 # runtime/preload/preload.cmake — liblockstep.so, the LD_PRELOAD recorder.
 # Its NCCL wrappers are generated at build time from rules/nccl.json by ls_gen (a host
-# tool that links cJSON); the library itself links only libc/libdl/libpthread:
+# tool that links the rules library and cJSON); the library itself links only libc/libdl/libpthread:
 # no cJSON, no libclang, no CUDA, no nccl.h (types come from nccl_abi.h).
 add_executable(ls_gen ${CMAKE_CURRENT_LIST_DIR}/../gen/ls_gen.c)
 target_compile_options(ls_gen PRIVATE ${LOCKSTEP_WARNINGS})
-target_link_libraries(ls_gen PRIVATE cjson)
+target_link_libraries(ls_gen PRIVATE lockstep_rules)
 
 set(LS_NCCL_WRAPPERS ${CMAKE_CURRENT_BINARY_DIR}/nccl_wrappers.c)
 add_custom_command(

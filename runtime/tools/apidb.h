@@ -1,24 +1,24 @@
-/* apidb.h — what the trace tools need from the rules files (rules/NAME.json): an api's protocol
- * `op` (ncclBcast and ncclBroadcast are both "broadcast") and the names of
- * return codes, data types and reduction ops. Traces store only api names and
- * numbers; this keeps API knowledge out of C. Non-goal: the analyzer's view of
- * the rules (argument roles, rank sources) — analyzer/ has its own. */
+/* apidb.h — what the trace tools need from the rules files (rules/NAME.json, read by the
+ * rules library, rules/rules.h): an api's protocol `op` (ncclBcast and ncclBroadcast are
+ * both "broadcast") and the names of return codes, data types and reduction ops. Traces
+ * store only api names and numbers; this keeps API knowledge out of C. */
 #ifndef LOCKSTEP_APIDB_H
 #define LOCKSTEP_APIDB_H
 
 #include <stdint.h>
 
-struct cJSON;
+#include "rules.h"
 
 struct ls_apidb {
-  struct cJSON **docs; /* one parsed rules file each; owned */
-  int ndocs;
+  ls_arena *arena;     /* owns what the rules hold */
+  ls_rules *files;     /* one loaded rules file each */
+  int nfiles;
   char dir[4096];      /* where they were found, "" when none */
 };
 
-/* Loads every *.json of the rules directory: $LOCKSTEP_RULES_DIR, else the
- * build's or install's rules folder. Never fails hard: without rules, ops are
- * the api names and values print as numbers (a note says so once). */
+/* Loads every *.json of the rules directory (ls_rules_dir_default). Never fails hard: a
+ * file the rules library rejects is left out with a note naming it and what is wrong;
+ * without rules, ops are the api names and values print as numbers (a note says so once). */
 void ls_apidb_load(struct ls_apidb *db);
 void ls_apidb_free(struct ls_apidb *db);
 

@@ -35,8 +35,8 @@ for f in "$SRC"/runtime/tools/*.c "$SRC"/common/*.c "$SRC/rules/rules.c"; do
   $CC $CFLAGS -fsanitize=fuzzer-no-link -c "$f" -o "$o"
   objs="$objs $o"
 done
-tools_objs=$(echo "$objs" | tr ' ' '\n' | grep '/tools_\|/common_' | tr '\n' ' ')
-rules_objs="$WORK/obj/rules_rules.o $WORK/obj/common_json_file.o $WORK/obj/common_arena.o $WORK/obj/common_clock.o $WORK/obj/tools_apidb.o"
+tools_objs=$(echo "$objs" | tr ' ' '\n' | grep '/tools_\|/common_\|/rules_' | tr '\n' ' ')
+rules_objs="$WORK/obj/rules_rules.o $WORK/obj/common_json_file.o $WORK/obj/common_arena.o $WORK/obj/common_clock.o $WORK/obj/common_data_dir.o $WORK/obj/tools_apidb.o"
 for t in $TARGETS; do
   case $t in
     rules) deps=$rules_objs ;;

@@ -86,6 +86,17 @@ grep -q "^confirmed .*e2e_prog.c:$H  op-mismatch" confirm-helper.txt || fail "co
 "$LS_BIN" trace export helper > helper.export.json || fail "export helper"
 grep -q '"callers":	\["0x' helper.export.json || fail "export: no callers recorded: $(grep -m3 callers helper.export.json)"
 
+# A rules file the rules library rejects is left out with a note naming where it is wrong;
+# the others still serve and the tools print numbers where the names came from it.
+mkdir -p badrules
+sed 's/"enums": {/"enums": {,/' "${LOCKSTEP_RULES_DIR:?}/nccl.json" > badrules/nccl.json
+cp "$LOCKSTEP_RULES_DIR/mpi.json" badrules/
+LOCKSTEP_RULES_DIR=$PWD/badrules "$LS_BIN" compare op > badrules.txt 2> badrules.err
+[ $? -eq 1 ] || fail "bad rules: compare should still exit 1: $(cat badrules.err)"
+grep -Eq "^lockstep: note: $PWD/badrules/nccl\.json:[0-9]+:[0-9]+: error: invalid JSON in rules file; ignored\$" badrules.err ||
+  fail "bad rules: note: $(cat badrules.err)"
+head -1 badrules.txt | grep -q "ncclBroadcast(count=4, dtype=7, root=0)" || fail "bad rules: numbers: $(head -1 badrules.txt)"
+
 # With the analyzer built, the whole chain: lint's own findings, confirmed by the run.
 "$LS_BIN" lint --format=json "$LS_SRC" -- -I"$LS_INC" -I"$LS_INC_STANDIN" > real-lint.json 2> lint.err
 rc=$?
