@@ -205,7 +205,7 @@ static int build_comms(const struct ls_trace_set *set, struct ls_compare *c) {
         char id[40];
         ls_format_comm(cm->id, cm->incarnation, id, sizeof id);
         fprintf(stderr, "lockstep: %s: rank %d of communicator %s is also recorded by %s (traces of two runs in one "
-                        "directory?)\n", t->path, r->comm_rank, id, cr->owner->path);
+                        "directory? give each run its own --trace-dir)\n", t->path, r->comm_rank, id, cr->owner->path);
         bad = 1;
         break;
       }
@@ -850,11 +850,18 @@ static int same_event(const struct ls_divergence *d, const char *cls, int has_co
    * call (a race with the background init) may differ by rank. */
   if (!is_contract(cls) && (x->rc != r->rc || (uint32_t)x->aux0 != (uint32_t)r->aux0 || x->state != r->state))
     return 0;
-  for (int k = 0; k < d->nranks; k++)
-    if (d->ranks[k] == rank)
+  for (int k = 0; k < d->nlisted; k++)
+    if (d->listed[k] == rank)
       return 0;
   return 1;
 }
+
+static void list_rank(struct ls_divergence *d, int rank) {
+  if (d->nlisted < (int)(sizeof d->listed / sizeof *d->listed))
+    d->listed[d->nlisted++] = rank;
+}
+
+static int cmp_int(const void *a, const void *b) { return *(const int *)a - *(const int *)b; }
 
 static void per_call(struct ls_compare *c, const struct ls_trace_set *set, const struct ls_apidb *db) {
   unobserved_notes(c, set);
@@ -938,6 +945,7 @@ static void per_call(struct ls_compare *c, const struct ls_trace_set *set, const
         struct ls_divergence *e = &c->div[k];
         e->nall++;
         div_rank(e, rank, ref);
+        list_rank(e, rank);
         continue;
       }
       struct ls_divergence *d = add_div(c, cls, tier);
@@ -949,6 +957,7 @@ static void per_call(struct ls_compare *c, const struct ls_trace_set *set, const
       d->seq = seq;
       d->implied_seq = implied;
       div_rank(d, rank, ref);
+      list_rank(d, rank);
       ls_bufprintf(d->detail, sizeof d->detail, "%s", body);
     }
     if (x.unjudged)
@@ -963,14 +972,22 @@ static void per_call(struct ls_compare *c, const struct ls_trace_set *set, const
   /* Compose the details now that the ranks are known. */
   for (size_t i = first; i < c->ndiv; i++) {
     struct ls_divergence *d = &c->div[i];
-    char who[96], tail[160] = "", body[sizeof d->detail];
+    char who[160], tail[160] = "", body[sizeof d->detail];
     snprintf(body, sizeof body, "%s", d->detail);
     if (d->nall == 1)
       snprintf(who, sizeof who, "rank %d", d->ranks[0]);
     else if (d->nall == 2)
       snprintf(who, sizeof who, "ranks %d and %d", d->ranks[0], d->ranks[1]);
-    else
-      snprintf(who, sizeof who, "%d ranks (%d, %d, ...)", d->nall, d->ranks[0], d->ranks[1]);
+    else {
+      /* every rank that showed it, in order (the first 16; the count says how many more) */
+      qsort(d->listed, (size_t)d->nlisted, sizeof *d->listed, cmp_int);
+      int n = snprintf(who, sizeof who, "%d ranks (", d->nall);
+      for (int k = 0; k < d->nlisted && n > 0 && (size_t)n < sizeof who; k++)
+        n += snprintf(who + n, sizeof who - (size_t)n, "%s%d", k ? ", " : "", d->listed[k]);
+      if (n > 0 && (size_t)n < sizeof who)
+        snprintf(who + n, sizeof who - (size_t)n, d->nall > d->nlisted ? " and %d more)" : ")",
+                 d->nall - d->nlisted);
+    }
     if (d->implied_seq)
       snprintf(tail, sizeof tail, "; the call has no sequence number of its own: seq %llu is the next call's",
                (unsigned long long)d->seq);
@@ -1039,6 +1056,26 @@ static void launcher_missing(struct ls_compare *out, const struct ls_trace_set *
             nmiss > 1 ? "s" : "", lst, listed < nmiss ? ",..." : "", size, size);
 }
 
+/* Two traces of one launcher rank: usually two runs written into one directory, which
+ * compare would take for one job (a process that forked a recording child has two too). */
+static void two_runs_note(struct ls_compare *out, const struct ls_trace_set *set, const char *where) {
+  for (size_t i = 0; i < set->n; i++) {
+    const struct ls_trace_header *a = set->traces[i].hdr;
+    for (size_t j = i + 1; a->launcher_rank >= 0 && j < set->n; j++) {
+      const struct ls_trace_header *b = set->traces[j].hdr;
+      if (b->launcher_rank != a->launcher_rank || b->launcher_size != a->launcher_size)
+        continue;
+      double apart = (double)(a->t0_realtime_ns > b->t0_realtime_ns ? a->t0_realtime_ns - b->t0_realtime_ns
+                                                                     : b->t0_realtime_ns - a->t0_realtime_ns) / 1e9;
+      note(out, "%s: launcher rank %d has two traces, %s and %s, started %.1f s apart: traces of two runs in one "
+                "directory? compare takes them for one job; give each run its own --trace-dir (a process that "
+                "forked a recording child also has two)", where, a->launcher_rank, set->traces[i].path,
+           set->traces[j].path, apart);
+      return;
+    }
+  }
+}
+
 int ls_compare_run(const struct ls_trace_set *set, const struct ls_apidb *db, struct ls_compare *out) {
   memset(out, 0, sizeof *out);
   if (build_comms(set, out)) {
@@ -1060,6 +1097,7 @@ int ls_compare_run(const struct ls_trace_set *set, const struct ls_apidb *db, st
   char where[600];
   set_where(set, where, sizeof where);
   launcher_missing(out, set, where);
+  two_runs_note(out, set, where);
   if (!out->ncomms)
     missing(out, "%s: no communicator was recorded in %zu trace%s: there is nothing to compare", where, set->n,
             set->n == 1 ? "" : "s");

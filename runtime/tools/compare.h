@@ -53,6 +53,8 @@ struct ls_divergence {
   int tier;      /* 0 causes (mismatch, skip, extra-call, api/async error), 1 symptoms (timeout, incomplete) */
   int percall;   /* a fact about single calls (api-error ... timeout), merged across ranks */
   int nall;      /* percall: how many ranks showed it (ranks[] lists the first two) */
+  int listed[16]; /* percall: the first 16 of those ranks, each once */
+  int nlisted;
   int implied_seq; /* the call has no seq of its own: seq is the next call's on that communicator */
   unsigned long more; /* percall: later calls of ranks[0] with the same symptom */
   uint64_t when; /* CLOCK_REALTIME ns of the earliest record involved: orders the list */

@@ -254,9 +254,11 @@ static void tb_write_v1(struct tb *t, const char *dir) {
   free(t);
 }
 
+static const char *tb_prefix = "rank"; /* file names: PREFIX<rank>.lstrace */
+
 static void tb_write(struct tb *t, const char *dir) {
   char path[4200];
-  snprintf(path, sizeof path, "%s/rank%d.lstrace", dir, t->rank);
+  snprintf(path, sizeof path, "%s/%s%d.lstrace", dir, tb_prefix, t->rank);
   unsigned char *b = tb_bytes(t);
   write_bytes(path, b, FILE_SIZE);
   free(b);
@@ -932,6 +934,7 @@ static void expect_incomplete(const char *what, const char *dir, int want_rc, co
 
 /* Data compare did not see is never "consistent". */
 static void case_incomplete(void) {
+  int rc;
   /* Four ranks, rank 0's trace gone: the other three agree. */
   char *dir = case_dir("missing-rank");
   for (int rk = 1; rk < 4; rk++) {
@@ -978,6 +981,43 @@ static void case_incomplete(void) {
   }
   expect_incomplete("unwritten slot", dir, 3, "rank1.lstrace: 1 of its 2 claimed record slots were never written",
                     NULL);
+
+  /* Three of four ranks never returned from seq 1: the note names all three. */
+  dir = case_dir("never-returned");
+  for (int rk = 0; rk < 4; rk++) {
+    struct tb *t = tb_new(rk, 4);
+    ar(t, 0, S_A);
+    struct ls_trace_record *r = ar(t, 1, S_B);
+    if (rk != 1) {
+      r->state = LS_REC_ENTERED;
+      r->flags = 0;
+      t->h.flags = 0;
+    }
+    tb_write(t, dir);
+  }
+  rc = run("compare", dir, NULL);
+  CHECK(rc == 1 && strstr(out_buf, "note: 3 ranks (0, 2, 3): ncclAllReduce(count=4, dtype=ncclFloat32, "
+                                   "redop=ncclSum) never returned"),
+        "never returned: %d\n%s%s", rc, out_buf, err_buf);
+
+  /* Two runs in one directory: two communicators, each whole, but every launcher rank
+   * twice: consistent, with a note to give each run its own directory. */
+  dir = case_dir("two-runs");
+  for (int run_no = 0; run_no < 2; run_no++) {
+    tb_prefix = run_no ? "second" : "rank";
+    for (int rk = 0; rk < 2; rk++) {
+      struct tb *t = tb_new(rk, 2);
+      t->h.t0_realtime_ns += run_no * 60000000000ull;
+      ar(t, 0, S_A)->comm_id = COMM + (uint64_t)run_no;
+      tb_write(t, dir);
+    }
+  }
+  tb_prefix = "rank";
+  rc = run("compare", dir, NULL);
+  CHECK(rc == 0 && strstr(out_buf, "launcher rank 0 has two traces") &&
+            strstr(out_buf, "started 60.0 s apart: traces of two runs in one directory?") &&
+            strstr(out_buf, "give each run its own --trace-dir"),
+        "two runs: %d\n%s%s", rc, out_buf, err_buf);
 
   /* A divergence found in what was seen is still divergent (exit 1), and the
    * missing part is listed beside it. */
