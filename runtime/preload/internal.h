@@ -66,7 +66,16 @@ LS_HIDDEN void ls_trace_sync(void);
 /* Reserves disk blocks for records [0, upto) so writing them cannot SIGBUS on a full
  * disk; 0 on success (or when the filesystem cannot reserve). */
 LS_HIDDEN int ls_trace_reserve(uint64_t upto);
-#define LS_RESERVE_CHUNK 65536u /* records (8 MiB) */
+#define LS_RESERVE_CHUNK 65536u /* records (12 MiB) */
+/* The file grows as it fills: the first reservation is small (768 KiB of records), later
+ * ones keep about as many free slots ahead as are used, up to 4 chunks. */
+#define LS_RESERVE_FIRST 4096u
+static inline uint64_t ls_reserve_target(uint64_t used) {
+  uint64_t t = used < LS_RESERVE_FIRST / 2 ? LS_RESERVE_FIRST : 2 * used;
+  if (t > used + 4ull * LS_RESERVE_CHUNK)
+    t = used + 4ull * LS_RESERVE_CHUNK;
+  return (t + LS_RESERVE_FIRST - 1) / LS_RESERVE_FIRST * LS_RESERVE_FIRST;
+}
 
 /* Device completion (device.c). */
 LS_HIDDEN int ls_dev_init(void); /* 1 when a CUDA driver is usable */

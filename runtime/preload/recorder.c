@@ -417,14 +417,10 @@ static int trace_open(void) {
     errmsg("cannot create trace file", ls_g.path, errno);
     return -1;
   }
-  /* Sparse: pages cost disk only once records land in them. */
-  if (ftruncate(fd, (off_t)size)) {
-    errmsg("cannot size trace file", ls_g.path, errno);
-    close(fd);
-    return -1;
-  }
-  /* A write to a mapped page with no disk block behind it raises SIGBUS when the
-   * disk is full: reserve the header and the first records now, more as it fills. */
+  /* The file is as long as what is reserved (fallocate extends it): the header and the
+   * first records now, more as it fills, so a short run leaves a short file. A write to
+   * a mapped page with no disk block behind it (or past the end) raises SIGBUS: writers
+   * stay below `backed`. */
   ls_g.fd = fd;
   ls_g.capacity = cap;
   ls_g.backed = 0;
@@ -433,9 +429,15 @@ static int trace_open(void) {
   ls_g.map_size = size;
   int fa = reserve_blocks(fd, 0, (off_t)rec_off);
   if (fa != 0) {
-    if (fa == EOPNOTSUPP || fa == ENOSYS)
+    if (fa == EOPNOTSUPP || fa == ENOSYS) {
+      /* no reservation on this filesystem: the whole size at once, sparse */
       ls_g.reserve_unsupported = 1;
-    else {
+      if (ftruncate(fd, (off_t)size)) {
+        errmsg("cannot size trace file", ls_g.path, errno);
+        close(fd);
+        return -1;
+      }
+    } else {
       errmsg("cannot reserve space for trace file", ls_g.path, fa);
       close(fd);
       return -1;
@@ -476,7 +478,7 @@ static int trace_open(void) {
     h->exe[0] = 0;
   ls_g.hdr = h;
   ls_g.recs = (struct ls_trace_record *)((char *)m + rec_off);
-  ls_trace_reserve(LS_RESERVE_CHUNK);
+  ls_trace_reserve(LS_RESERVE_FIRST);
   unsigned napis = __atomic_load_n(&g_napis, __ATOMIC_ACQUIRE);
   for (unsigned i = 0; i < napis; i++)
     write_api_entry(i);
@@ -712,13 +714,13 @@ uint16_t ls_rec_flags(const struct ls_trace_record *r) {
 struct ls_trace_record *ls_rec_claim(uint64_t *index) {
   uint64_t i = __atomic_fetch_add(&ls_g.hdr->nrecords, 1, __ATOMIC_RELAXED);
   /* The watchdog keeps blocks reserved ahead; a writer that outruns it reserves the
-   * next chunk itself (one syscall per 64 Ki records at worst). */
+   * next stretch itself (as many slots again as are used, at most 4 chunks). */
   /* A reservation short of space succeeds with less than asked (it halves down), so
    * slot i is usable only if it lies below `backed` afterwards. */
   if (__builtin_expect(i >= __atomic_load_n(&ls_g.backed, __ATOMIC_ACQUIRE), 0) &&
       i < ls_g.capacity &&
       (__atomic_load_n(&ls_g.reserve_failed, __ATOMIC_ACQUIRE) ||
-       ls_trace_reserve(i + LS_RESERVE_CHUNK) != 0 ||
+       ls_trace_reserve(ls_reserve_target(i + 1)) != 0 ||
        i >= __atomic_load_n(&ls_g.backed, __ATOMIC_ACQUIRE)))
     i = ls_g.capacity; /* no space: drop rather than risk SIGBUS */
   if (i >= ls_g.capacity) {

@@ -40,9 +40,9 @@ static void prefault(void) {
   if (g_faulted < n)
     g_faulted = n; /* the writers got there first */
   /* Disk blocks first (further ahead, in chunks), so the pages below cannot SIGBUS. */
-  if (n + LS_PREFAULT_AHEAD > __atomic_load_n(&ls_g.backed, __ATOMIC_ACQUIRE) ||
+  if (ls_reserve_target(n) > __atomic_load_n(&ls_g.backed, __ATOMIC_ACQUIRE) ||
       __atomic_load_n(&ls_g.reserve_failed, __ATOMIC_ACQUIRE))
-    ls_trace_reserve(n + 4 * LS_RESERVE_CHUNK);
+    ls_trace_reserve(ls_reserve_target(n));
   uint64_t backed = __atomic_load_n(&ls_g.backed, __ATOMIC_ACQUIRE);
   if (want > backed)
     want = backed;

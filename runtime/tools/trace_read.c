@@ -183,10 +183,21 @@ static int validate(struct ls_trace *t, char *err, size_t errlen) {
   if (h->launcher_rank < -1 || (h->launcher_size > 0 && h->launcher_rank >= h->launcher_size))
     return fail(err, errlen, "offset %lu: launcher rank %d is not within a world of size %d", HOFF(launcher_rank),
                 h->launcher_rank, h->launcher_size);
-  if (roff + cap * rsz > t->size)
+  /* Version 1 files have every slot from the start; since version 2 a file grows with
+   * its records, so only the claimed ones must be in it — except claims the writer
+   * dropped for lack of disk space (the partial flag), which lie past its end. */
+  uint64_t claimed = h->nrecords < cap ? h->nrecords : cap, beyond = 0;
+  uint64_t infile = t->size > roff ? (t->size - roff) / rsz : 0;
+  if (h->version != 1 && claimed > infile && (h->flags & LS_TRACE_F_PARTIAL)) {
+    beyond = claimed - infile;
+    claimed = infile;
+  }
+  uint64_t need = h->version == 1 ? cap : claimed;
+  if (roff + need * rsz > t->size)
     return fail(err, errlen,
-                "offset %zu: truncated: the file ends at %zu bytes but its %llu record slots end at %llu",
-                t->size, t->size, (unsigned long long)cap, (unsigned long long)(roff + cap * rsz));
+                "offset %zu: truncated: the file ends at %zu bytes but its %llu %srecord slots end at %llu",
+                t->size, t->size, (unsigned long long)need, h->version == 1 ? "" : "claimed ",
+                (unsigned long long)(roff + need * rsz));
 
   t->apis = (const struct ls_trace_api *)(t->data + h->api_offset);
   for (uint32_t i = 0; i < h->napis; i++) {
@@ -210,7 +221,7 @@ static int validate(struct ls_trace *t, char *err, size_t errlen) {
                   (unsigned long long)t->modules[i].start, (unsigned long long)t->modules[i].end);
   }
 
-  t->nrecords = h->nrecords < cap ? h->nrecords : cap;
+  t->nrecords = claimed;
   if (rsz == LS_TRACE_RECORD_SIZE) {
     t->records = (const struct ls_trace_record *)(t->data + roff);
   } else {
@@ -223,7 +234,7 @@ static int validate(struct ls_trace *t, char *err, size_t errlen) {
     t->converted = v;
     t->records = v;
   }
-  t->dropped = h->nrecords > cap ? h->nrecords - cap : 0;
+  t->dropped = (h->nrecords > cap ? h->nrecords - cap : 0) + beyond;
   t->partial = (h->flags & LS_TRACE_F_PARTIAL) || t->dropped;
   for (uint64_t i = 0; i < t->nrecords; i++) {
     const struct ls_trace_record *r = &t->records[i];

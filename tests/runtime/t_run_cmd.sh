@@ -23,6 +23,14 @@ env=$("$LS_BIN" run -- sh -c 'echo "$LOCKSTEP_TRACE_DIR"')
 [ "$(ls rel/*.lstrace | wc -l)" -eq 2 ] || fail "expected two traces in rel/"
 [ "$(stat -c %a rel)" = 700 ] || fail "directory mode $(stat -c %a rel)"
 for f in rel/*.lstrace; do [ "$(stat -c %a "$f")" = 600 ] || fail "file mode of $f"; done
+# a file grows with its records: a short run's is small (it was the whole capacity, 134 MB)
+for f in rel/*.lstrace; do [ "$(stat -c %s "$f")" -lt 2000000 ] || fail "$f: $(stat -c %s "$f") bytes for a few calls"; done
+# a command that cannot be found leaves no trace directory
+"$LS_BIN" run --trace-dir "$T/never" -- ./no-such-program 2> /dev/null
+[ $? -eq 127 ] && [ ! -e "$T/never" ] || fail "a missing command created its trace directory"
+# a directory that already holds traces: a note to use one per run
+"$LS_BIN" run --trace-dir rel -- true 2> "$T/err2"
+grep -q "already holds 2 traces of an earlier run.*use a --trace-dir per run" "$T/err2" || fail "no note: $(cat "$T/err2")"
 "$LS_BIN" run --help > /dev/null || fail "--help"
 "$LS_BIN" run 2>/dev/null
 [ $? -eq 2 ] || fail "no command should be a usage error (2)"

@@ -59,11 +59,16 @@ int main(int argc, char **argv) {
   if (memcmp(h->magic, LS_TRACE_MAGIC, 8) || h->version != LS_TRACE_VERSION ||
       h->record_size != LS_TRACE_RECORD_SIZE || h->header_size != LS_TRACE_HEADER_SIZE)
     return bad(path, "not a lockstep trace (magic/version/sizes)");
-  if (h->records_offset + h->capacity * LS_TRACE_RECORD_SIZE > size)
+  /* the file grows with its records: the claimed ones must be in it, but for those
+   * dropped on a full disk (partial) */
+  uint64_t n = h->nrecords < h->capacity ? h->nrecords : h->capacity;
+  uint64_t infile = size > h->records_offset ? (size - h->records_offset) / LS_TRACE_RECORD_SIZE : 0;
+  if (n > infile && (h->flags & LS_TRACE_F_PARTIAL))
+    n = infile;
+  if (h->records_offset + n * LS_TRACE_RECORD_SIZE > size)
     return bad(path, "truncated");
   const struct ls_trace_api *apis = (const void *)(m + h->api_offset);
   char fb[128];
-  uint64_t n = h->nrecords < h->capacity ? h->nrecords : h->capacity;
   printf("header pid=%d rank=%d size=%d napis=%u nmodules=%u nrecords=%" PRIu64
          " capacity=%" PRIu64 " flags=0x%x hflags=%s timeout_ms=%u host=%s\n",
          h->pid, h->launcher_rank, h->launcher_size, h->napis, h->nmodules, h->nrecords,

@@ -831,12 +831,29 @@ static void d_rank(unsigned char *b, size_t *len) {
 }
 
 static void case_damaged(void) {
-  size_t cuts[] = {0, 5, 100, LS_TRACE_HEADER_SIZE + 10, REC_OFF + 64, FILE_SIZE - 1};
+  /* the last cut ends inside the second of the two claimed records */
+  size_t cuts[] = {0, 5, 100, LS_TRACE_HEADER_SIZE + 10, REC_OFF + 64, REC_OFF + 2 * LS_TRACE_RECORD_SIZE - 1};
   for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++) {
     char name[64];
     snprintf(name, sizeof name, "truncated-%zu", cuts[i]);
     cut_at = cuts[i];
     damaged(name, d_cut, cuts[i] == 0 ? "empty file" : cuts[i] < 8 ? "not a lockstep trace" : "offset");
+  }
+  /* Since version 2 the file grows with its records: one that ends right after its
+   * claimed records is whole. */
+  {
+    char *dir = case_dir("grown");
+    struct tb *t = tb_new(0, 1);
+    ar(t, 0, S_A);
+    ar(t, 1, S_B);
+    unsigned char *b = tb_bytes(t);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/rank0.lstrace", dir);
+    write_bytes(path, b, REC_OFF + 2 * LS_TRACE_RECORD_SIZE);
+    free(b);
+    free(t);
+    int rc = run("compare", dir, NULL);
+    CHECK(rc == 0 && strstr(out_buf, "lockstep: consistent: 1 trace"), "grown file: %d\n%s%s", rc, out_buf, err_buf);
   }
   damaged("bad-magic", d_magic, "offset 0: not a lockstep trace");
   damaged("bad-version", d_version, "offset 8: unsupported trace version 99");
