@@ -20,6 +20,25 @@
 
 static const char *g_rules_path;
 
+/* The rules' `enums` group WHICH (name -> number) of the loaded file as a C array of
+ * struct ls_enum_name; returns its length (0: none). */
+static int emit_enum_names(FILE *o, const ls_rules *r, const char *hooks, const char *which) {
+  int n = 0;
+  fprintf(o, "static const struct ls_enum_name %s_%s_names[] = {\n", hooks, which);
+  for (int f = 0; f < r->nfiles; f++)
+    for (int g = 0; g < r->files[f].nenums; g++) {
+      const ls_rule_enums *e = &r->files[f].enums[g];
+      if (!e->name || strcmp(e->name, which))
+        continue;
+      for (int k = 0; k < e->n; k++, n++)
+        fprintf(o, "  {\"%s\", %lldLL},\n", e->v[k].name, e->v[k].value);
+    }
+  if (!n)
+    fprintf(o, "  {NULL, 0},\n");
+  fprintf(o, "};\n");
+  return n;
+}
+
 __attribute__((format(printf, 1, 2), noreturn)) static void die(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
@@ -159,10 +178,13 @@ int main(int argc, char **argv) {
     print_sub(o, f->variant);
     fputs("},\n", o);
   }
-  fprintf(o, "};\n\nstatic uint16_t %s_base = LS_API_UNREGISTERED;\n", hooks);
+  fprintf(o, "};\n\n");
+  int nd = emit_enum_names(o, &r, hooks, "dtype"), nr = emit_enum_names(o, &r, hooks, "redop");
+  fprintf(o, "\nstatic uint16_t %s_base = LS_API_UNREGISTERED;\n", hooks);
   fprintf(o, "__attribute__((constructor)) static void %s_register(void) {\n"
-             "  %s_base = ls_api_register(%s_apis, %d, LS_FAMILY_%s);\n}\n",
-          hooks, hooks, hooks, n, family);
+             "  %s_base = ls_api_register(%s_apis, %d, LS_FAMILY_%s);\n"
+             "  ls_enum_names_register(LS_FAMILY_%s, %s_dtype_names, %d, %s_redop_names, %d);\n}\n",
+          hooks, hooks, hooks, n, family, family, hooks, nd, hooks, nr);
 
   for (int i = 0; i < n; i++) {
     const ls_rule_fn *f = &r.fns[i];

@@ -923,10 +923,16 @@ static int describe(char *buf, size_t cap, const struct ls_fp *f) {
   char mod[sizeof f->module + 1];
   memcpy(mod, f->module, sizeof f->module);
   mod[sizeof f->module] = 0;
-  int n = snprintf(buf, cap, "%s(count=%llu, dtype=%d", name_of(f->api),
-                   (unsigned long long)f->count, f->dtype);
+  /* dtype and redop by the rules' names, as compare prints them (a number when unnamed) */
+  uint16_t fam = f->api < LS_MAX_APIS ? ls_api_family((uint16_t)f->api) : 0;
+  const char *dt = ls_enum_name(fam, 0, f->dtype), *op = ls_enum_name(fam, 1, f->redop);
+  char dnum[16], onum[16];
+  snprintf(dnum, sizeof dnum, "%d", f->dtype);
+  snprintf(onum, sizeof onum, "%d", f->redop);
+  int n = snprintf(buf, cap, "%s(count=%llu, dtype=%s", name_of(f->api), (unsigned long long)f->count,
+                   dt ? dt : dnum);
   if (f->redop != LS_NO_VALUE)
-    n += snprintf(buf + n, cap - (size_t)n, ", redop=%d", f->redop);
+    n += snprintf(buf + n, cap - (size_t)n, ", redop=%s", op ? op : onum);
   if (f->root_or_peer != LS_NO_VALUE)
     n += snprintf(buf + n, cap - (size_t)n, ", %s=%d", f->kind == LS_KIND_P2P ? "peer" : "root",
                   f->root_or_peer);

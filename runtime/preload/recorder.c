@@ -49,6 +49,31 @@ static unsigned g_napis; /* guarded by g_init_lock for writers; atomic for reade
 
 static void write_api_entry(unsigned i);
 
+static struct {
+  const struct ls_enum_name *tab[2];
+  unsigned n[2];
+} g_enum_names[4]; /* by family; written by the constructors, before any call */
+
+void ls_enum_names_register(uint16_t family, const struct ls_enum_name *dtype, unsigned ndtype,
+                            const struct ls_enum_name *redop, unsigned nredop) {
+  if (family >= 4)
+    return;
+  g_enum_names[family].tab[0] = dtype;
+  g_enum_names[family].n[0] = ndtype;
+  g_enum_names[family].tab[1] = redop;
+  g_enum_names[family].n[1] = nredop;
+}
+
+const char *ls_enum_name(uint16_t family, int redop, long long value) {
+  if (family >= 4)
+    return NULL;
+  int w = redop != 0;
+  for (unsigned i = 0; i < g_enum_names[family].n[w]; i++)
+    if (g_enum_names[family].tab[w][i].value == value)
+      return g_enum_names[family].tab[w][i].name;
+  return NULL;
+}
+
 uint16_t ls_api_register(const struct ls_api_desc *apis, unsigned n, uint16_t family) {
   pthread_mutex_lock(&g_init_lock);
   unsigned base = g_napis;

@@ -42,6 +42,17 @@ struct ls_api_desc {
  * of its first entry. Ids are indices into the trace's api table. The table must be
  * static (it is referenced, not copied). */
 LS_HIDDEN uint16_t ls_api_register(const struct ls_api_desc *apis, unsigned n, uint16_t family);
+
+/* A family's names of dtype and redop values (from the rules' "enums", generated), so
+ * the side channel's reports read as compare's do; looked up only when reporting. */
+struct ls_enum_name {
+  const char *name;
+  long long value;
+};
+LS_HIDDEN void ls_enum_names_register(uint16_t family, const struct ls_enum_name *dtype, unsigned ndtype,
+                                      const struct ls_enum_name *redop, unsigned nredop);
+/* The name of a value ("dtype" if !redop, else "redop") of the family, or NULL. */
+LS_HIDDEN const char *ls_enum_name(uint16_t family, int redop, long long value);
 #define LS_API_UNREGISTERED 0xffffu
 
 /* Argument values by role (rules/SCHEMA.md); a wrapper fills the roles it has. */

@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -21,7 +22,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "apidb.h"
 #include "commands.h"
+#include "compare.h"
+#include "report.h"
+#include "symbolize.h"
 #include "trace_read.h"
 
 /* The command exited 0, but the side channel reported a divergence or the watchdog a
@@ -170,9 +175,12 @@ static void warn_earlier(const char *dir) {
 }
 
 /* What the recorder reported in the traces this run wrote (started at or after
- * t0_ns): online divergence reports and watchdog timeouts. */
-static void reported(const char *dir, uint64_t t0_ns, unsigned long *ndiv, unsigned long *nhang) {
+ * t0_ns): online divergence reports and watchdog timeouts; mine[] gets their paths. */
+static void reported(const char *dir, uint64_t t0_ns, unsigned long *ndiv, unsigned long *nhang, char ***mine,
+                     size_t *nmine) {
   *ndiv = *nhang = 0;
+  *mine = NULL;
+  *nmine = 0;
   DIR *d = opendir(dir);
   if (!d)
     return;
@@ -186,7 +194,14 @@ static void reported(const char *dir, uint64_t t0_ns, unsigned long *ndiv, unsig
     if (snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= (int)sizeof path ||
         ls_trace_load(path, &t, err, sizeof err))
       continue; /* compare names a damaged file; run only counts reports */
-    if (t.hdr->t0_realtime_ns + 2000000000ull >= t0_ns) /* hosts' clocks: 2 s of slack */
+    if (t.hdr->t0_realtime_ns + 2000000000ull >= t0_ns) { /* hosts' clocks: 2 s of slack */
+      char **grown = realloc(*mine, (*nmine + 1) * sizeof **mine);
+      if (grown) {
+        *mine = grown;
+        (*mine)[(*nmine)++] = strdup(path);
+      }
+    }
+    if (t.hdr->t0_realtime_ns + 2000000000ull >= t0_ns)
       for (uint64_t i = 0; i < t.nrecords; i++) {
         if (t.records[i].state == LS_REC_FREE)
           continue;
@@ -197,6 +212,41 @@ static void reported(const char *dir, uint64_t t0_ns, unsigned long *ndiv, unsig
     ls_trace_free(&t);
   }
   closedir(d);
+}
+
+/* The first divergence of this run's traces, as compare prints it (names, file:line):
+ * the ranks' own reports carry raw numbers' names but no symbols (the recorder does not
+ * symbolize), so this is where a run's sites get their lines. */
+static void first_divergence(char **paths, size_t n) {
+  struct ls_trace_set set;
+  int saved = dup(2), null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+  if (null >= 0)
+    dup2(null, 2); /* a damaged trace is compare's to name, not run's */
+  int bad = ls_trace_set_load(&set, paths, n);
+  if (saved >= 0) {
+    dup2(saved, 2);
+    close(saved);
+  }
+  if (null >= 0)
+    close(null);
+  if (bad)
+    return;
+  struct ls_apidb db;
+  ls_apidb_load(&db);
+  struct ls_compare cmp;
+  if (ls_compare_run(&set, &db, &cmp) == 0) {
+    if (cmp.ndiv) {
+      struct ls_symbolizer *sym = ls_sym_new();
+      ls_divergences_want(sym, &cmp);
+      ls_sym_run(sym);
+      fputs("lockstep run: first divergence:\n", stderr);
+      ls_divergence_print(stderr, &db, sym, &cmp.div[0]);
+      ls_sym_free(sym);
+    }
+    ls_compare_free(&cmp);
+  }
+  ls_apidb_free(&db);
+  ls_trace_set_free(&set);
 }
 
 /* After a forwarded signal: what is left of the command's group, and the processes that
@@ -406,7 +456,9 @@ int ls_cmd_run(int argc, char **argv) {
     end_leftovers(g_child);
   int rc = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 2;
   unsigned long ndiv, nhang;
-  reported(absdir, (uint64_t)start.tv_sec * 1000000000ull + (uint64_t)start.tv_nsec, &ndiv, &nhang);
+  char **mine;
+  size_t nmine;
+  reported(absdir, (uint64_t)start.tv_sec * 1000000000ull + (uint64_t)start.tv_nsec, &ndiv, &nhang, &mine, &nmine);
   if (ndiv || nhang) {
     char what[128];
     snprintf(what, sizeof what, "%lu divergence report%s and %lu hang%s", ndiv, ndiv == 1 ? "" : "s", nhang,
@@ -419,6 +471,10 @@ int ls_cmd_run(int argc, char **argv) {
                       "it%s\n", what, absdir, rc == 0 ? "; exit 85 although the command exited 0" : "");
     if (rc == 0)
       rc = LS_RUN_DIVERGED;
+    first_divergence(mine, nmine);
   }
+  for (size_t k = 0; k < nmine; k++)
+    free(mine[k]);
+  free(mine);
   return rc;
 }

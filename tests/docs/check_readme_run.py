@@ -8,7 +8,9 @@ numbers), runs the same commands against the build (README paths replaced: build
 build/tests/mpi/op_mismatch, mpirun, /tmp/t, /tmp/lint.json, and lint's `$(mpicc ...)` include
 flags by CMake's), and checks the README's text as the expectation:
   1. the run's exit status is the README's `echo $?` value;
-  2. every `lockstep:` line of the run has the shape of the README's line for the same rank;
+  2. every `lockstep:` line of the run has the shape of the README's line for the same rank,
+     and `lockstep run`'s own lines after the job (`lockstep run: ...`, the first divergence)
+     are the README's, the trace directory and the number of reports aside;
   3. `lockstep compare` prints the README's lines; 4. so does `lockstep confirm`.
 What is normalized, because it legitimately varies between runs or builds, and nothing else:
   - the 16-hex-digit communicator id (`336d910333189ce8`, `0x...`) -> `<comm>`;
@@ -24,9 +26,9 @@ What is normalized, because it legitimately varies between runs or builds, and n
     reports once per communicator), each for a rank the README has a line for;
   - lines of the run's output not starting with `lockstep:` (Open MPI's banners, which
     Open MPI 4.1 sometimes fails to print);
-  - compare: an `incomplete` divergence over more than 2 ranks names its first two ranks in
-    trace-file order (host.pid names), not rank order -> `rank <r>` / `(<r>, <r>, ...)`,
-    checked distinct (their call and site are still compared); and the divergences after
+  - compare: an `incomplete` divergence over more than 2 ranks names two of its ranks in
+    trace-file order (host.pid names), not rank order -> `rank <r>`, checked distinct and
+    among those its note lists (every rank, sorted; compared as is); and the divergences after
     the first are sorted by the time of their calls (rank 1's MPI_Reduce and the others'
     MPI_Allreduce race from the barrier), so they are matched in any order; the first one
     and the summary line are compared in place;
@@ -48,7 +50,8 @@ RUN_BOUND_S = 40  # the whole mpirun; the README's run ends in ~1 s, its watchdo
 COMM_HEX = re.compile(r"\b(0x)?[0-9a-f]{16}\b")
 RANK_LINE = re.compile(r"^lockstep: rank (\d+): seq \d+ (\S+) on comm \S+ differs from rank (\d+) \(")
 OFFSET = re.compile(r"(MPI_\w+)\([^)]*\) at [\w.-]+\+0x([0-9a-f]+)")
-MANY = re.compile(r"^  note: (\d+) ranks \((\d+), (\d+), \.\.\.\): ")
+MANY = re.compile(r"^  note: (\d+) ranks \((\d+(?:, \d+)*)\): ")
+HEAD_RANKS = re.compile(r": rank (\d+) .* vs rank (\d+) ")
 
 
 class Fail(Exception):
@@ -141,8 +144,26 @@ def argv_of(no, cmd, subst, readme):
     return [subst.get(t, t) for t in shlex.split(cmd)], out
 
 
-def check_run_lines(got, want, readme):
+RUN_TAIL = ("lockstep run: ", "divergence: ", "  note: ")
+REPORTS = re.compile(r"\(\d+ divergence reports? and \d+ hangs?")
+
+
+def check_run_tail(got, want, readme, tdir):
+    """`lockstep run`'s own lines after the job: its summary and the first divergence, as the
+    README has them (the trace directory and the count of reports, which varies, aside)."""
+    def norm(line):
+        return norm_comm(REPORTS.sub("(N reports", line.replace(tdir, "/tmp/t")))
+    mine = [norm(l) for l in got if l.startswith(RUN_TAIL)]
+    for no, line in want:
+        if norm(line) not in mine:
+            raise Fail(f"{readme}:{no}: the README says `{line}`; `lockstep run` printed: {mine}")
+
+
+def check_run_lines(got, want, readme, tdir="/tmp/t"):
     """Check 2: the run's `lockstep:` lines against the README's rank lines (see the header)."""
+    tail = [(no, line) for no, line in want if line.startswith(RUN_TAIL)]
+    want = [(no, line) for no, line in want if not line.startswith(RUN_TAIL)]
+    check_run_tail([norm_path(l.replace(tdir, "/tmp/t"), os.getcwd()) for l in got], tail, readme, tdir)
     ref = {}
     for no, line in want:
         m = RANK_LINE.match(line)
@@ -202,16 +223,20 @@ def blocks(lines):
 
 
 def norm_many(block):
-    """An incomplete divergence over >2 ranks: its two named ranks are trace-file order."""
+    """An incomplete divergence over >2 ranks: the two ranks its first line names are in
+    trace-file order; its note lists every rank, sorted, and is compared as it is."""
     m = MANY.match(block[1][1]) if len(block) > 1 and " incomplete " in block[0][1] else None
-    if not m:
+    h = HEAD_RANKS.search(block[0][1]) if m else None
+    if not h:
         return block
-    a, b = m.group(2), m.group(3)
+    a, b = h.group(1), h.group(2)
     if a == b:
-        raise Fail(f"the incomplete divergence names rank {a} twice: {block[1][1]}")
+        raise Fail(f"the incomplete divergence names rank {a} twice: {block[0][1]}")
+    listed = m.group(2).split(", ")
+    if a not in listed or b not in listed:
+        raise Fail(f"the incomplete divergence names ranks {a} and {b}, its note lists {listed}")
     head = re.sub(rf": rank {a} (.*) vs rank {b} ", r": rank <r> \1 vs rank <r> ", block[0][1], count=1)
-    note = MANY.sub(lambda x: f"  note: {x.group(1)} ranks (<r>, <r>, ...): ", block[1][1])
-    return [(block[0][0], head, block[0][2]), (block[1][0], note, block[1][2])] + block[2:]
+    return [(block[0][0], head, block[0][2])] + block[1:]
 
 
 def check_compare(got, want, readme):
@@ -284,7 +309,7 @@ def main(argv):
         if args[1] == "run":
             status, text = run_bounded(args, root)
             print(text.rstrip())
-            ranks = check_run_lines(text.splitlines(), want, readme)
+            ranks = check_run_lines(text.splitlines(), want, readme, subst["/tmp/t"])
             print(f"ok: run lines of ranks {ranks} have the README's shape")
             continue
         if out:  # stdout to the file, as the README's redirect does; nothing on the terminal

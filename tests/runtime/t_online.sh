@@ -17,7 +17,7 @@ for r in 0 1; do
   grep -Eq "^lockstep: rank $r: seq 1 nccl[A-Za-z]+ on comm [0-9a-f]{16} differs from rank $other \(op-mismatch\): .* here, .* on rank $other\$" "$T/op.err$r" ||
     fail "rank $r did not report the difference: $(cat "$T/op.err$r")"
 done
-grep -q 'seq 1 ncclAllReduce on comm .* differs from rank 1 (op-mismatch): ncclAllReduce(count=8, dtype=7, redop=0) at ls_prog_nccl+0x[0-9a-f]* here, ncclBroadcast(count=8, dtype=7, root=0) at ls_prog_nccl+0x[0-9a-f]* on rank 1' "$T/op.err0" ||
+grep -q 'seq 1 ncclAllReduce on comm .* differs from rank 1 (op-mismatch): ncclAllReduce(count=8, dtype=ncclFloat32, redop=ncclSum) at ls_prog_nccl+0x[0-9a-f]* here, ncclBroadcast(count=8, dtype=ncclFloat32, root=0) at ls_prog_nccl+0x[0-9a-f]* on rank 1' "$T/op.err0" ||
   fail "rank 0's description: $(cat "$T/op.err0")"
 for f in "$T"/op/*.lstrace; do
   "$LS_DUMP" "$f" | grep -q 'api=lockstep_mismatch .* aux0=1 ' || fail "no mismatch record in $f"

@@ -15,7 +15,7 @@ run() { # name rank1-linger-ms rank1-never
 }
 t0=$(date +%s)
 run idle 3000 0
-grep -Eq '^lockstep: rank 0: seq 1 ncclAllReduce on comm [0-9a-f]{16}: rank 1 skipped seq 1 \(skip\): ncclAllReduce\(count=8, dtype=7, redop=0\) at ls_prog_nccl\+0x[0-9a-f]+ here, not complete after [0-9.]+ s; rank 1 returned from everything after 1 collectives here \[t=[0-9.]+\]$' "$T/idle.err0" ||
+grep -Eq '^lockstep: rank 0: seq 1 ncclAllReduce on comm [0-9a-f]{16}: rank 1 skipped seq 1 \(skip\): ncclAllReduce\(count=8, dtype=ncclFloat32, redop=ncclSum\) at ls_prog_nccl\+0x[0-9a-f]+ here, not complete after [0-9.]+ s; rank 1 returned from everything after 1 collectives here \[t=[0-9.]+\]$' "$T/idle.err0" ||
   fail "idle skip not named: $(cat "$T/idle.err0")"
 grep -q 'last completed seq' "$T/idle.err0" && fail "the watchdog fired: $(cat "$T/idle.err0")"
 grep -q 'is slow' "$T/idle.err0" && fail "idle rank called slow: $(cat "$T/idle.err0")"
