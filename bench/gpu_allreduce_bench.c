@@ -83,6 +83,11 @@ static void setup(struct setup *b, size_t large_mib, int nbufs) {
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   b->wrapped = ncclAllReduce; /* the preloaded wrapper if there is one */
+  /* GT_BENCH_DIRECT_ONLY=1: both variants are NCCL's own symbol, so a lockstep process
+   * makes no interposed collective at all (what the recorder costs calls it never sees) */
+  const char *only = getenv("GT_BENCH_DIRECT_ONLY");
+  if (only && !strcmp(only, "1"))
+    b->wrapped = b->direct;
   b->interposed = b->wrapped != b->direct;
   b->nbufs = nbufs;
   for (int i = 0; i < nbufs; i++) {

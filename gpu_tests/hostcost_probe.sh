@@ -9,6 +9,8 @@
 #   noonline   preloaded, LOCKSTEP_ONLINE=0 (no side channel)
 #   pollslow   preloaded, LOCKSTEP_POLL_MS=60000 (the watchdog thread asleep)
 #   defer      preloaded, LOCKSTEP_DEFER_US=1000
+#   directonly preloaded, GT_BENCH_DIRECT_ONLY=1: no interposed collective in the process
+# After each preloaded run, the trace's record count goes to OUT.csv.records.
 # Usage (after run_all.sh built everything into WORK):
 #   gpu_tests/hostcost_probe.sh WORK OUT.csv [ROUNDS=4] [CPUS=2-5]
 # Prints per variant the median over rounds of the per-process medians and p95s.
@@ -19,8 +21,8 @@ LIB=$(ls "$W"/build/runtime/liblockstep.so "$W"/build/*/liblockstep.so 2>/dev/nu
 LS=$W/build/lockstep
 T=$W/probe-traces
 [ -x "$B" ] && [ -f "$LIB" ] && [ -x "$LS" ] || { echo "hostcost_probe: missing $B, $LIB or $LS" >&2; exit 2; }
-rm -f "$CSV"
-variants=(plain run preload disabled noonline pollslow defer)
+rm -f "$CSV" "$CSV.records"
+variants=(${GT_PROBE_VARIANTS:-plain run preload disabled noonline pollslow defer directonly})
 one() { # variant round
   local v=$1 r=$2 m=(taskset -c "$CPUS" mpirun -np 1 --allow-run-as-root --bind-to none -x NCCL_NVLS_ENABLE=0)
   local p=("$B" "$CSV" "$v-r$r" 10000 20 16)
@@ -32,8 +34,12 @@ one() { # variant round
     disabled) LOCKSTEP_DISABLE=1 LD_PRELOAD=$LIB timeout 60 "${m[@]}" -x LD_PRELOAD -x LOCKSTEP_DISABLE "${p[@]}" ;;
     noonline) LOCKSTEP_ONLINE=0 LOCKSTEP_TRACE_DIR=$T LD_PRELOAD=$LIB timeout 60 "${m[@]}" -x LD_PRELOAD -x LOCKSTEP_ONLINE -x LOCKSTEP_TRACE_DIR "${p[@]}" ;;
     pollslow) LOCKSTEP_POLL_MS=60000 LOCKSTEP_TRACE_DIR=$T LD_PRELOAD=$LIB timeout 60 "${m[@]}" -x LD_PRELOAD -x LOCKSTEP_POLL_MS -x LOCKSTEP_TRACE_DIR "${p[@]}" ;;
+    directonly) GT_BENCH_DIRECT_ONLY=1 LOCKSTEP_TRACE_DIR=$T LD_PRELOAD=$LIB timeout 60 "${m[@]}" -x LD_PRELOAD -x GT_BENCH_DIRECT_ONLY -x LOCKSTEP_TRACE_DIR "${p[@]}" ;;
     defer) LOCKSTEP_DEFER_US=1000 LOCKSTEP_TRACE_DIR=$T LD_PRELOAD=$LIB timeout 60 "${m[@]}" -x LD_PRELOAD -x LOCKSTEP_DEFER_US -x LOCKSTEP_TRACE_DIR "${p[@]}" ;;
   esac > /dev/null 2>&1 || echo "hostcost_probe: $v round $r failed" >&2
+  for f in "$T"/*.lstrace; do # nrecords: the u64 at offset 32 of the header
+    [ -f "$f" ] && echo "$v-r$r $(od -An -t u8 -j 32 -N 8 "$f" | tr -d ' ')" >> "$CSV.records"
+  done
 }
 n=${#variants[@]}
 for ((r = 0; r < ROUNDS; r++)); do
@@ -45,7 +51,7 @@ rows = [x for x in csv.DictReader(open(sys.argv[1])) if x["bytes"] == "8"]
 lab = lambda x: x["label"].rsplit("-r", 1)[0]
 plain = statistics.median(float(x["median_us"]) for x in rows if lab(x) == "plain" and x["variant"] == "wrapped")
 print("variant    symbol   median_us  p95_us  /plain  (per-process medians)")
-for v in ("plain", "run", "preload", "disabled", "noonline", "pollslow", "defer"):
+for v in ("plain", "run", "preload", "disabled", "noonline", "pollslow", "defer", "directonly"):
     for s in ("wrapped", "direct"):
         m = [float(x["median_us"]) for x in rows if lab(x) == v and x["variant"] == s]
         p = [float(x["p95_us"]) for x in rows if lab(x) == v and x["variant"] == s]
@@ -53,3 +59,4 @@ for v in ("plain", "run", "preload", "disabled", "noonline", "pollslow", "defer"
             print(f"{v:10s} {s:8s} {statistics.median(m):9.3f} {statistics.median(p):7.3f} {statistics.median(m) / plain:7.3f}  "
                   + " ".join(f"{y:.3f}" for y in m))
 PY
+[ -f "$CSV.records" ] && { echo "records per trace:"; cat "$CSV.records"; }
