@@ -61,19 +61,27 @@ static const char usage_text[] =
     "  --baseline FILE   write FILE with the current findings if it does not exist;\n"
     "                    otherwise report only findings whose fingerprint it lacks\n"
     "  --baseline-write  (re)write the baseline FILE even if it exists\n"
+    "  --allow-errors    a FILE with compile errors does not fail the run (by default\n"
+    "                    it does, exit 2: its analysis is incomplete)\n"
     "  -j N, --jobs=N    parse N translation units at once\n"
     "  --summary         print a summary (TUs, functions, findings by rule, time) on\n"
     "                    stderr; on by default with -p, -j or a terminal\n"
     "  -q, --quiet       no progress line and no summary\n"
     "  -h, --help        show this help\n"
+    "  --version         print lockstep's version\n"
     "\n"
     "rules: `lockstep rules` lists every rule id, `lockstep explain RULE-ID` says\n"
     "what it flags and how to fix it. Suppress one finding with a comment on its\n"
     "line or the line above:\n"
     "  // lockstep: ignore(rule-id) reason\n"
     "\n"
+    "Options that take one value may be given once; contradicting options (--enable\n"
+    "and --disable of one rule, --baseline-write without --baseline, --verify with a\n"
+    "filter or --format=sarif, --quiet with --summary) are usage errors.\n"
+    "\n"
     "exit status: 0 no findings (none beyond the baseline), 1 findings (or --verify\n"
-    "mismatch), 2 usage or input error\n";
+    "mismatch), 2 usage or input error, a damaged compile_commands.json, or a FILE\n"
+    "with compile errors (unless --allow-errors); findings are reported first\n";
 
 struct input {
   const char *file;
@@ -170,10 +178,14 @@ static void translate(ls_arena *a, struct input *in, CXCompileCommand cmd, const
 }
 
 static int load_cdb(ls_arena *a, const char *dir, char **named, int nnamed, ls_vec *inputs) {
+  char dbname[PATH_MAX + 32];
+  snprintf(dbname, sizeof dbname, "%s/compile_commands.json", dir);
+  if (ls_cdb_validate(dbname))
+    return -1;
   CXCompilationDatabase_Error err = CXCompilationDatabase_NoError;
   CXCompilationDatabase db = clang_CompilationDatabase_fromDirectory(dir, &err);
   if (err != CXCompilationDatabase_NoError || !db) {
-    fprintf(stderr, "%s/compile_commands.json: error: cannot load the compilation database\n", dir);
+    fprintf(stderr, "%s: error: cannot load the compilation database\n", dbname);
     if (db)
       clang_CompilationDatabase_dispose(db);
     return -1;
@@ -187,8 +199,6 @@ static int load_cdb(ls_arena *a, const char *dir, char **named, int nnamed, ls_v
     goto out;
   }
   char *seen = calloc((size_t)nnamed + 1, 1);
-  char dbname[PATH_MAX + 32];
-  snprintf(dbname, sizeof dbname, "%s/compile_commands.json", dir);
   for (unsigned i = 0; i < n; i++) {
     CXCompileCommand cmd = clang_CompileCommands_getCommand(cmds, i);
     CXString fs = clang_CompileCommand_getFilename(cmd), ds = clang_CompileCommand_getDirectory(cmd);
@@ -252,8 +262,16 @@ static int cmp_finding(const void *x, const void *y) {
   return strcmp(a->rule, b->rule);
 }
 
+/* The verdict on TUs with compile errors, last on stderr, after what was found in them. */
+static void say_incomplete(size_t n, size_t ntus) {
+  if (n)
+    fprintf(stderr, "lockstep lint: error: %zu of %zu TU%s did not compile; give the flags they need (-I, -D after "
+                    "--, or -p with the build's compile_commands.json), or --allow-errors to accept an incomplete "
+                    "analysis\n", n, ntus, ntus == 1 ? "" : "s");
+}
+
 static int lint_main(int argc, char **argv) {
-  const char *cdb = NULL, *format = "text", *cuda_path = "/usr/local/cuda";
+  const char *cdb = NULL, *format = NULL, *cuda_path = NULL;
   ls_vec rules_files = {0}, files = {0}, flags = {0}, inputs = {0}, raw = {0};
   int verify = 0, rc = 2, i;
   ls_arena *a = ls_arena_new();
@@ -275,27 +293,39 @@ static int lint_main(int argc, char **argv) {
       fputs(usage_text, stdout);
       rc = 0;
       goto out;
+    } else if (!strcmp(s, "--version")) {
+      printf("lockstep %s\n", LOCKSTEP_VERSION);
+      rc = 0;
+      goto out;
     } else if (!strcmp(s, "-p") || !strcmp(s, "--rules") || !strcmp(s, "--format") || !strcmp(s, "--cuda-path")) {
       if (i + 1 >= argc) {
         fprintf(stderr, "lockstep lint: error: %s needs an argument\n", s);
         goto usage;
       }
       const char *v = argv[++i];
-      if (!strcmp(s, "-p"))
-        cdb = v;
-      else if (!strcmp(s, "--rules"))
+      if (!strcmp(s, "--rules"))
         ls_vec_push(&rules_files, (void *)v);
+      else if (ls_option_twice(s, !strcmp(s, "-p") ? cdb : !strcmp(s, "--format") ? format : cuda_path, v, ""))
+        goto usage;
+      else if (!strcmp(s, "-p"))
+        cdb = v;
       else if (!strcmp(s, "--format"))
         format = v;
       else
         cuda_path = v;
     } else if (starts(s, "--format=")) {
+      if (ls_option_twice("--format", format, s + 9, ""))
+        goto usage;
       format = s + 9;
     } else if (starts(s, "--rules=")) {
       ls_vec_push(&rules_files, (void *)(s + 8));
     } else if (starts(s, "--cuda-path=")) {
+      if (ls_option_twice("--cuda-path", cuda_path, s + 12, ""))
+        goto usage;
       cuda_path = s + 12;
     } else if (starts(s, "-p") && s[2]) {
+      if (ls_option_twice("-p", cdb, s + 2, ""))
+        goto usage;
       cdb = s + 2;
     } else if (!strcmp(s, "--verify")) {
       verify = 1;
@@ -311,6 +341,8 @@ static int lint_main(int argc, char **argv) {
       ls_vec_push(&files, (void *)s);
     }
   }
+  format = format ? format : "text";
+  cuda_path = cuda_path ? cuda_path : "/usr/local/cuda";
   if (strcmp(format, "text") && strcmp(format, "json") && strcmp(format, "sarif")) {
     fprintf(stderr, "lockstep lint: error: unknown format '%s' (text, json or sarif)\n", format);
     goto usage;
@@ -322,6 +354,25 @@ static int lint_main(int argc, char **argv) {
   if (verify && !files.n) {
     fprintf(stderr, "lockstep lint: error: --verify needs the FILEs to check\n");
     goto usage;
+  }
+  /* options that contradict each other or one that another makes meaningless */
+  if (pol.baseline_write && !pol.baseline) {
+    fprintf(stderr, "lockstep lint: error: --baseline-write needs --baseline FILE\n");
+    goto usage;
+  }
+  if (pol.quiet && pol.summary) {
+    fprintf(stderr, "lockstep lint: error: --quiet and --summary contradict each other\n");
+    goto usage;
+  }
+  if (verify) { /* --verify checks every finding against the annotations; nothing filters them */
+    const char *no = !strcmp(format, "sarif") ? "--format=sarif" : pol.baseline ? "--baseline"
+                     : pol.enable ? "--enable" : pol.disable ? "--disable" : pol.werror ? "--warnings-as-errors"
+                     : NULL;
+    if (no) {
+      fprintf(stderr, "lockstep lint: error: --verify checks every finding against the FILEs' annotations; "
+                      "%s does not apply to it\n", no);
+      goto usage;
+    }
   }
   /* the rule documentation: SARIF's rule metadata and the ids the rule lists may name */
   if ((!strcmp(format, "sarif") || pol.enable || pol.disable || pol.werror) &&
@@ -390,19 +441,27 @@ static int lint_main(int argc, char **argv) {
   for (size_t k = 0; k < inputs.n; k++)
     free(((struct input *)inputs.v[k])->args.v);
   free(jobs);
+  /* A TU with compile errors was analyzed only as far as clang could read it: the run fails
+   * (2) unless --allow-errors accepts that; one that yielded nothing always fails. */
+  size_t nincomplete = 0;
   for (size_t k = 0; k < prog->tus.n; k++) {
     ls_tu_info *t = prog->tus.v[k];
-    if (!t->nerrors)
+    if (!t->nerrors) /* ok, or libclang's failure, which ls_tu_parse reported */
       continue;
     if (t->fatal) {
       fprintf(stderr, "%s: error: cannot be parsed (%d error%s)\n", t->file, t->nerrors, t->nerrors == 1 ? "" : "s");
       input_error = 1;
-    } else {
+    } else if (pol.allow_errors) {
       fprintf(stderr, "%s: %d error%s, analysis may be incomplete\n", t->file, t->nerrors, t->nerrors == 1 ? "" : "s");
+    } else {
+      fprintf(stderr, "%s: error: %d compile error%s, the analysis is incomplete\n", t->file, t->nerrors,
+              t->nerrors == 1 ? "" : "s");
+      nincomplete++;
     }
     for (size_t j = 0; j < t->errors.n && j < 3; j++)
       fprintf(stderr, "  %s\n", (const char *)t->errors.v[j]);
   }
+  input_error |= nincomplete > 0;
   double ta = ls_cpu_now();
   ls_checks_run(prog, &raw);
   prog->t_analyze = ls_cpu_now() - ta;
@@ -420,11 +479,13 @@ static int lint_main(int argc, char **argv) {
       ls_emit_json(stdout, prog, &findings);
     int bad = ls_verify(a, (char **)files.v, (int)files.n, &findings);
     rc = input_error ? 2 : bad ? 1 : 0;
+    say_incomplete(nincomplete, prog->tus.n);
     goto out;
   }
   if (ls_policy_apply(&pol, a, &findings))
     goto out;
   rc = ls_report(&pol, a, prog, &findings, format, &docs, input_error);
+  say_incomplete(nincomplete, prog->tus.n);
   goto out;
 usage:
   fputs(usage_text, stderr);

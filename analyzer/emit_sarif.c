@@ -118,7 +118,7 @@ static cJSON *driver_rules(const ls_rule_docs *d, const ls_policy *pol) {
 }
 
 void ls_emit_sarif(FILE *out, ls_program *p, ls_vec *findings, const ls_rule_docs *d, const ls_policy *pol,
-                   int input_error) {
+                   int rc) {
   struct ctx c = {0};
   if (getcwd(c.cwd, sizeof c.cwd))
     c.ncwd = strlen(c.cwd);
@@ -131,10 +131,13 @@ void ls_emit_sarif(FILE *out, ls_program *p, ls_vec *findings, const ls_rule_doc
   cJSON_AddItemToArray(cJSON_AddArrayToObject(root, "runs"), run);
   cJSON *drv = cJSON_AddObjectToObject(cJSON_AddObjectToObject(run, "tool"), "driver");
   cJSON_AddStringToObject(drv, "name", "lockstep");
-#ifdef LOCKSTEP_VERSION
-  cJSON_AddStringToObject(drv, "semanticVersion", LOCKSTEP_VERSION);
-#endif
+  cJSON_AddStringToObject(drv, "version", LOCKSTEP_VERSION);
+  cJSON_AddStringToObject(drv, "semanticVersion", LOCKSTEP_VERSION); /* the project's MAJOR.MINOR.PATCH */
   cJSON_AddItemToObject(drv, "rules", driver_rules(d, pol));
+  cJSON *nd = cJSON_CreateObject(); /* what a TU's notification refers to */
+  cJSON_AddStringToObject(nd, "id", "compile-error");
+  text(nd, "shortDescription", "a translation unit has compile errors: lint analyzed only what clang could read of it");
+  cJSON_AddItemToArray(cJSON_AddArrayToObject(drv, "notifications"), nd);
   if (c.ncwd) {
     char *e = uri_encode(c.cwd);
     char *u = malloc(strlen(e) + 16);
@@ -148,18 +151,26 @@ void ls_emit_sarif(FILE *out, ls_program *p, ls_vec *findings, const ls_rule_doc
   }
   cJSON *inv = cJSON_CreateObject();
   cJSON_AddItemToArray(cJSON_AddArrayToObject(run, "invocations"), inv);
-  cJSON_AddBoolToObject(inv, "executionSuccessful", !input_error);
+  cJSON_AddBoolToObject(inv, "executionSuccessful", rc != 2);
+  cJSON_AddNumberToObject(inv, "exitCode", rc);
   cJSON *notes = cJSON_CreateArray();
   for (size_t i = 0; p && i < p->tus.n; i++) {
     ls_tu_info *t = p->tus.v[i];
-    if (!t->nerrors)
+    if (t->ok)
       continue;
     cJSON *nt = cJSON_CreateObject();
-    cJSON_AddStringToObject(nt, "level", t->fatal ? "error" : "warning");
-    char msg[512];
-    snprintf(msg, sizeof msg, "%s: %d compiler error%s%s%s", t->file, t->nerrors, t->nerrors == 1 ? "" : "s",
-             t->errors.n ? "; first: " : "", t->errors.n ? (const char *)t->errors.v[0] : "");
+    cJSON_AddStringToObject(nt, "level", t->fatal || !pol->allow_errors ? "error" : "warning");
+    char msg[1024];
+    if (t->nerrors)
+      snprintf(msg, sizeof msg, "%s: %d compile error%s, the analysis of it is incomplete%s%s", t->file,
+               t->nerrors, t->nerrors == 1 ? "" : "s", t->errors.n ? "; first: " : "",
+               t->errors.n ? (const char *)t->errors.v[0] : "");
+    else
+      snprintf(msg, sizeof msg, "%s: libclang could not parse it; not analyzed", t->file);
     text(nt, "message", msg);
+    cJSON *ref = cJSON_AddObjectToObject(nt, "descriptor");
+    cJSON_AddStringToObject(ref, "id", "compile-error");
+    cJSON_AddNumberToObject(ref, "index", 0);
     cJSON *loc = cJSON_CreateObject();
     cJSON_AddItemToObject(cJSON_AddObjectToObject(loc, "physicalLocation"), "artifactLocation", artifact(&c, t->file));
     cJSON_AddItemToArray(cJSON_AddArrayToObject(nt, "locations"), loc);

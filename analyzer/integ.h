@@ -33,6 +33,8 @@ typedef struct ls_policy {
   const char *enable, *disable, *werror; /* comma-separated rule ids (or "all") */
   const char *baseline;
   int baseline_write, jobs, summary, quiet;
+  int allow_errors;  /* --allow-errors: a TU with compile errors does not fail the run */
+  const char *jobs_arg; /* -j's value as given (NULL: not given) */
   /* results */
   size_t baselined, absent, counted, wrote;
   double t0;
@@ -40,11 +42,17 @@ typedef struct ls_policy {
 /* Parses one option at argv[*i] (advancing *i over a separate value). Returns 1 when it was
  * ours, 0 when not, -1 on a bad value (message printed). */
 int ls_policy_option(ls_policy *pol, int argc, char **argv, int *i);
+/* An option that takes one value given a second time (prev: the first value, NULL when this
+ * is the first): prints `opt given twice ('prev', then 'v')` + hint and returns 1; else 0.
+ * Which of the two was meant would be a guess. */
+int ls_option_twice(const char *opt, const char *prev, const char *v, const char *hint);
 /* 1 when the command line (before `--`) asks for -j/--jobs other than 1: parallel parses. */
 int ls_policy_parallel(int argc, char **argv);
 /* 1 when `rule` is in the comma-separated `list` (or the list says "all"); 0 for NULL. */
 int ls_rule_in_list(const char *list, const char *rule);
-/* Checks the rule lists against the documented rules; -1 (message printed) on an unknown id. */
+/* Checks the rule lists against the documented rules and against each other; -1 (message
+ * printed) on an unknown id or on lists that contradict (a rule both enabled and disabled,
+ * promoted to an error but turned off, --enable with --disable=all). */
 int ls_policy_validate(const ls_policy *pol, const ls_rule_docs *d);
 /* Drops disabled findings (in place), marks errors, applies the baseline (reading or
  * writing it). -1 on a baseline file error (message printed). */
@@ -68,10 +76,13 @@ void ls_fixits(ls_arena *a, ls_vec *findings);
 
 /* ---- output ---- */
 /* SARIF 2.1.0: one run, the documented rules, results with related locations, partial
- * fingerprints; baselined findings appear as suppressed results. */
+ * fingerprints; baselined findings appear as suppressed results; each TU that did not
+ * compile a tool execution notification (level error unless pol->allow_errors accepts it);
+ * the invocation's executionSuccessful is rc != 2, its exitCode rc. */
 void ls_emit_sarif(FILE *out, ls_program *p, ls_vec *findings, const ls_rule_docs *d, const ls_policy *pol,
-                   int input_error);
-/* Emits findings in `format` (text, json, sarif), the summary, and returns the exit code. */
+                   int rc);
+/* Emits findings in `format` (text, json, sarif), the summary, and returns the exit code:
+ * 2 when input_error, else 1 with findings to show, else 0. */
 int ls_report(ls_policy *pol, ls_arena *a, ls_program *p, ls_vec *findings, const char *format,
               const ls_rule_docs *d, int input_error);
 

@@ -47,10 +47,15 @@ static void *worker(void *arg) {
     pthread_mutex_lock(&pl->mu);
     while (pl->next_conv != k)
       pthread_cond_wait(&pl->turn, &pl->mu);
-    if (tu)
+    if (tu) {
       ls_tu_convert(pl->p, tu, j->file, j->args, j->nargs, &o);
-    else
+    } else { /* recorded too (not ok, fatal, no errors): every format names what was not analyzed */
+      ls_tu_info *ti = ls_alloc(pl->p->arena, sizeof *ti);
+      ti->file = ls_strdup(pl->p->arena, j->file);
+      ti->fatal = 1;
+      ls_vec_push(&pl->p->tus, ti);
       pl->failed = 1;
+    }
     if (pl->progress)
       progress_line(pl, k + 1, j->file);
     pl->next_conv++;

@@ -69,11 +69,22 @@ int ls_policy_parallel(int argc, char **argv) {
   return 0;
 }
 
+int ls_option_twice(const char *opt, const char *prev, const char *v, const char *hint) {
+  if (!prev)
+    return 0;
+  fprintf(stderr, "lockstep lint: error: %s given twice ('%s', then '%s')%s\n", opt, prev, v, hint);
+  return 1;
+}
+
 int ls_policy_option(ls_policy *pol, int argc, char **argv, int *i) {
   const char *s = argv[*i], *v;
   int missing = 0;
   if (!strcmp(s, "--baseline-write")) {
     pol->baseline_write = 1;
+    return 1;
+  }
+  if (!strcmp(s, "--allow-errors")) {
+    pol->allow_errors = 1;
     return 1;
   }
   if (!strcmp(s, "--summary")) {
@@ -85,18 +96,26 @@ int ls_policy_option(ls_policy *pol, int argc, char **argv, int *i) {
     return 1;
   }
   if ((v = value_of(argc, argv, i, "--baseline", &missing))) {
+    if (ls_option_twice("--baseline", pol->baseline, v, ""))
+      return -1;
     pol->baseline = v;
     return 1;
   }
   if ((v = value_of(argc, argv, i, "--enable", &missing))) {
+    if (ls_option_twice("--enable", pol->enable, v, "; give one comma-separated list"))
+      return -1;
     pol->enable = v;
     return 1;
   }
   if ((v = value_of(argc, argv, i, "--disable", &missing))) {
+    if (ls_option_twice("--disable", pol->disable, v, "; give one comma-separated list"))
+      return -1;
     pol->disable = v;
     return 1;
   }
   if ((v = value_of(argc, argv, i, "--warnings-as-errors", &missing))) {
+    if (ls_option_twice("--warnings-as-errors", pol->werror, v, "; give one comma-separated list"))
+      return -1;
     pol->werror = v;
     return 1;
   }
@@ -111,6 +130,9 @@ int ls_policy_option(ls_policy *pol, int argc, char **argv, int *i) {
       fprintf(stderr, "lockstep lint: error: -j wants a number of threads from 1 to 256, not '%s'\n", v);
       return -1;
     }
+    if (ls_option_twice("-j", pol->jobs_arg, v, ""))
+      return -1;
+    pol->jobs_arg = v;
     pol->jobs = (int)n;
     return 1;
   }
@@ -140,11 +162,43 @@ static int check_list(const char *opt, const char *list, const ls_rule_docs *d) 
   return 0;
 }
 
+/* `id` itself in the comma-separated list ("all" does not count) */
+static int names(const char *list, const char *id) {
+  size_t n = strlen(id);
+  for (const char *p = list; p && *p;) {
+    size_t w = strcspn(p, ",");
+    if (w == n && !strncmp(p, id, n))
+      return 1;
+    p += w;
+    if (*p)
+      p++;
+  }
+  return 0;
+}
+
 int ls_policy_validate(const ls_policy *pol, const ls_rule_docs *d) {
-  return check_list("--enable", pol->enable, d) || check_list("--disable", pol->disable, d) ||
-                 check_list("--warnings-as-errors", pol->werror, d)
-             ? -1
-             : 0;
+  if (check_list("--enable", pol->enable, d) || check_list("--disable", pol->disable, d) ||
+      check_list("--warnings-as-errors", pol->werror, d))
+    return -1;
+  /* lists that contradict each other: which one wins would be a guess */
+  if (pol->enable && ls_rule_in_list(pol->disable, "all")) {
+    fprintf(stderr, "lockstep lint: error: --disable=all turns off every rule --enable=%s names\n", pol->enable);
+    return -1;
+  }
+  for (int k = 0; k < d->n; k++) {
+    const char *id = d->v[k].id;
+    if (names(pol->enable, id) && names(pol->disable, id)) {
+      fprintf(stderr, "lockstep lint: error: --enable and --disable both name '%s'\n", id);
+      return -1;
+    }
+    if (names(pol->werror, id) &&
+        ((pol->enable && !ls_rule_in_list(pol->enable, id)) || ls_rule_in_list(pol->disable, id))) {
+      fprintf(stderr, "lockstep lint: error: --warnings-as-errors names '%s', which %s turns off\n", id,
+              ls_rule_in_list(pol->disable, id) ? "--disable" : "--enable (by not naming it)");
+      return -1;
+    }
+  }
+  return 0;
 }
 
 static int write_baseline(ls_policy *pol, ls_vec *findings) {
@@ -280,8 +334,9 @@ int ls_report(ls_policy *pol, ls_arena *a, ls_program *p, ls_vec *findings, cons
     }
     nnew += !f->baselined;
   }
+  int rc = input_error ? 2 : shown.n ? 1 : 0;
   if (!strcmp(format, "sarif")) {
-    ls_emit_sarif(stdout, p, findings, d, pol, input_error);
+    ls_emit_sarif(stdout, p, findings, d, pol, rc);
   } else if (!strcmp(format, "json")) {
     ls_emit_json(stdout, p, &shown);
   } else {
@@ -302,7 +357,6 @@ int ls_report(ls_policy *pol, ls_arena *a, ls_program *p, ls_vec *findings, cons
             pol->absent == 1 ? "y" : "ies");
   if (!pol->quiet && (pol->summary || pol->jobs > 1 || isatty(2)))
     summary(pol, p, &shown);
-  int rc = input_error ? 2 : shown.n ? 1 : 0;
   free(shown.v);
   return rc;
 }

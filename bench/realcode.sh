@@ -83,6 +83,8 @@ run_tu() {
   n=${line%%$'\t'*}; file=${line#*$'\t'}
   local o="$W/out/$P/$n"
   t0=$(date +%s.%N)
+  # --allow-errors: these TUs knowingly do not all compile here (stubbed config headers, Open
+  # MPI's mpi.h for every package); the summary counts TUs with errors from the JSON's "ok".
   # shellcheck disable=SC2046,SC2086
   timeout -k 10 "$TU_TIMEOUT" "$LOCKSTEP" lint $ALLOW --format=json "$file" -- $(cat "$W/out/$P/flags") > "$o.json" 2> "$o.err"
   rc=$?

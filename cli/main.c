@@ -38,7 +38,8 @@ static void usage(FILE *out) {
   fprintf(out, "usage: lockstep <command> [options]\n\ncommands:\n");
   for (size_t i = 0; i < sizeof subcommands / sizeof subcommands[0]; i++)
     fprintf(out, "  %-9s %s\n", subcommands[i].name, subcommands[i].summary);
-  fprintf(out, "\n`lockstep <command> --help` describes each command.\n"
+  fprintf(out, "\n`lockstep <command> --help` describes each command; `lockstep --version` prints\n"
+               "the version.\n"
                "Exit codes: 0 clean, 1 findings or divergence, 2 usage or input error.\n");
 }
 

@@ -2,7 +2,9 @@
 schema with the `jsonschema` package, then checks what code scanning relies on: every
 result names a documented rule by id and index, has a location and a partial fingerprint.
 EXPECT items: results=N, suppressed=N, related>=N (on some result), notifications=N,
-level:RULE=LEVEL, state=STATE (every result's baselineState)."""
+level:RULE=LEVEL, state=STATE (every result's baselineState), execution=true|false (the
+invocation's executionSuccessful), notification-level=LEVEL (every notification's),
+version=V (tool.driver's version and semanticVersion)."""
 import json
 import sys
 
@@ -66,6 +68,19 @@ for e in expect:
         msgs = [l["message"]["text"] for r in results for l in r.get("relatedLocations", [])]
         if not any(e[12:] in m for m in msgs):
             fails.append("%s: not among %s" % (e, msgs))
+    elif e.startswith("execution="):
+        got = [i["executionSuccessful"] for i in run["invocations"]]
+        if got != [e[10:] == "true"]:
+            fails.append("%s: got %s" % (e, got))
+    elif e.startswith("notification-level="):
+        got = {n["level"] for i in run["invocations"] for n in i.get("toolExecutionNotifications", [])}
+        if got != {e[19:]}:
+            fails.append("%s: got %s" % (e, got))
+    elif e.startswith("version="):
+        drv = run["tool"]["driver"]
+        got = (drv.get("version"), drv.get("semanticVersion"))
+        if got != (e[8:], e[8:]):
+            fails.append("%s: got version, semanticVersion %s" % (e, got))
     else:
         fails.append("unknown expectation " + e)
 for f in fails:
