@@ -258,11 +258,18 @@ static void end_leftovers(pid_t pgid) {
     char path[64];
     snprintf(path, sizeof path, "/proc/self/task/%d/children", (int)getpid());
     FILE *f = fopen(path, "r");
-    long pid;
-    while (f && fscanf(f, "%ld", &pid) == 1)
-      any |= kill((pid_t)pid, sig) == 0;
+    char list[4096];
+    size_t got = f ? fread(list, 1, sizeof list - 1, f) : 0;
+    list[got] = 0;
     if (f)
       fclose(f);
+    for (char *p = list, *end; *p; p = end) {
+      long pid = strtol(p, &end, 10);
+      if (end == p)
+        break;
+      if (pid > 1)
+        any |= kill((pid_t)pid, sig) == 0;
+    }
     for (int k = 0; any && k < 200; k++) { /* reap for up to 2 s */
       while (waitpid(-1, NULL, WNOHANG) > 0)
         ;
