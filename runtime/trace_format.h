@@ -11,8 +11,10 @@
  *   [api_offset, +napis*sizeof api)      struct ls_trace_api[napis]   (names of api ids)
  *   [modules_offset, +LS_TRACE_MAX_MODULES*sizeof mod)  struct ls_trace_module[]
  *   [records_offset, +capacity*record_size)             struct ls_trace_record[]
- * The file may be shorter than records_offset+capacity*record_size only if it was
- * truncated: a reader reports that as damage, naming the file and the offset.
+ * Since version 2 the file grows as records are claimed (the writer reserves space ahead of
+ * them): it must hold every claimed record, except claims dropped for lack of disk space
+ * (LS_TRACE_F_PARTIAL), which lie past its end. A version-1 file holds every slot. A file
+ * shorter than that was truncated: a reader reports the damage, naming the file and offset.
  */
 #ifndef LOCKSTEP_TRACE_FORMAT_H
 #define LOCKSTEP_TRACE_FORMAT_H

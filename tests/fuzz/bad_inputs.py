@@ -17,8 +17,9 @@ LOCKSTEP, WORK = sys.argv[1], sys.argv[2]
 os.makedirs(WORK, exist_ok=True)
 failures = []
 
-# Layout (trace_format.h): header 4096 bytes; here 2 api entries at 4096, the module
-# table (512 x 256 bytes) at 4208 and the records (128 bytes each) at 135280.
+# Layout (trace_format.h), format version 1 (today's readers keep reading it): header 4096
+# bytes; here 2 api entries at 4096, the module table (512 x 256 bytes) at 4208 and the
+# records (128 bytes each) at 135280.
 HDR = struct.Struct("<8sIIIIQQQIIQQiiiIQQ64s256s")
 REC = struct.Struct("<IHHQQQiiiiiiiIQQQQQQQI4s")
 API = struct.Struct("<48sHHHH")
