@@ -24,3 +24,12 @@ if(TARGET lockstep_preload AND TARGET ls_standin_nccl AND TARGET ls_fake_cuda AN
   set_tests_properties(tools.e2e PROPERTIES TIMEOUT 120 ENVIRONMENT
     "LS_BIN=$<TARGET_FILE:lockstep>;LS_E2E=$<TARGET_FILE:ls_tools_e2e>;LS_SRC=${CMAKE_CURRENT_SOURCE_DIR}/tools/e2e_prog.c;LS_INC=${PROJECT_SOURCE_DIR}/runtime/preload;LS_INC_STANDIN=${PROJECT_SOURCE_DIR}/tests/runtime/standin;LS_FAKECUDA=${CMAKE_CURRENT_BINARY_DIR}/runtime/fakecuda;LS_WORK=${CMAKE_CURRENT_BINARY_DIR}/tools_work/e2e;LOCKSTEP_RULES_DIR=${PROJECT_SOURCE_DIR}/rules")
 endif()
+
+# compare's windows and block starts, refilled at every call: the trace tools' cases with
+# blocks of 2 calls, and one worker thread, must give the verdicts they give by default.
+foreach(case consistent mismatches p2p skip errors damaged partial export confirm)
+  add_test(NAME scale.block2.${case}
+           COMMAND ls_tools_test ${case} $<TARGET_FILE:lockstep> ${CMAKE_CURRENT_BINARY_DIR}/tools_work_block2)
+  set_tests_properties(scale.block2.${case} PROPERTIES TIMEOUT 120 ENVIRONMENT
+                       "LOCKSTEP_RULES_DIR=${PROJECT_SOURCE_DIR}/rules;LOCKSTEP_COMPARE_BLOCK=2;LOCKSTEP_THREADS=1")
+endforeach()

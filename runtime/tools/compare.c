@@ -126,14 +126,6 @@ static void div_comm(struct ls_divergence *d, const struct ls_comm *cm, int has_
 
 /* ---- building communicators ---------------------------------------------- */
 
-struct inc_key {
-  const struct ls_trace *t;
-  uint64_t comm;
-  int rank;
-  unsigned inc;
-  int seen0;
-};
-
 static struct ls_comm *comm_get(struct ls_compare *c, uint64_t id, unsigned inc, int size, int rank) {
   struct ls_comm *cm = NULL;
   for (size_t i = 0; i < c->ncomms && !cm; i++)
@@ -169,85 +161,396 @@ static int cmp_comm(const void *a, const void *b) {
   return (int)x->incarnation - (int)y->incarnation;
 }
 
-static int build_comms(const struct ls_trace_set *set, struct ls_compare *c) {
-  struct inc_key *keys = NULL;
-  size_t nkeys = 0;
+/* ---- one pass per trace, in parallel ------------------------------------- */
+
+/* Calls per block: the unit of the windows the aligner reads through and of the
+ * block starts pass B remembers. LOCKSTEP_COMPARE_BLOCK changes it, for tests
+ * (a block of 2 makes every alignment refill its windows). Set once per run,
+ * before any worker starts. */
+static size_t g_block = 256;
+
+/* What the passes over a trace's records keep of one (communicator, rank,
+ * incarnation): how many calls, whether their seqs came in record order
+ * (0, 1, 2, ...: then a window of them can be found again by scanning from a
+ * block start), and where each block of g_block calls starts. */
+struct ls_rsum {
+  uint64_t comm;
+  int rank, size;
+  unsigned inc;
+  uint64_t n;
+  int ordered;
+  uint64_t first, last;  /* record indices of the first and last call */
+  uint64_t *blk;         /* blk[b]: record index of seq b * g_block */
+  size_t nblk;
+  uint64_t diff;         /* pass C: first seq that needs aligning (differs from the reference, p2p) */
+  size_t cm_ref;         /* pass C: index of its communicator's reference sequence, SIZE_MAX: none */
+  struct ls_comm *cm;    /* after the merge: the communicator it belongs to (NULL when the rank is not compared) */
+};
+
+struct inc_key { /* a (communicator, rank) of one trace and its current incarnation */
+  uint64_t comm;
+  int rank;
+  unsigned inc;
+  int seen0;
+  size_t sum; /* index of the current incarnation's ls_rsum */
+};
+
+struct tinfo {
+  const struct ls_trace *t;
+  struct ls_rsum *s;
+  size_t ns;
+  struct inc_key *keys;
+  size_t nkeys;
+  const char **op; /* per api: the rules' op, or the api's own name when the rules do not know it */
+  int clean;       /* ended_cleanly */
+  unsigned long unobserved;
+};
+
+struct cmp_run {
+  const struct ls_trace_set *set;
+  const struct ls_apidb *db;
+  struct tinfo *ti;
+  size_t next; /* atomic: the next trace a worker takes */
+};
+
+static struct tinfo *tinfo_of(const struct cmp_run *run, const struct ls_trace *t) {
+  return &run->ti[t - run->set->traces];
+}
+
+/* The ls_rsum a sequenced record counts for, following build order: a communicator
+ * identity can come back (split, destroy, split again with the same color/key):
+ * its seq restarts at 0, which starts a new incarnation. With create 0 only looks. */
+static struct ls_rsum *sum_for(struct tinfo *ti, const struct ls_trace_record *r, int create) {
+  struct inc_key *k = NULL;
+  for (size_t j = 0; j < ti->nkeys && !k; j++)
+    if (ti->keys[j].comm == r->comm_id && ti->keys[j].rank == r->comm_rank)
+      k = &ti->keys[j];
+  if (!k) {
+    ti->keys = ls_xrealloc(ti->keys, (ti->nkeys + 1) * sizeof *ti->keys);
+    k = &ti->keys[ti->nkeys++];
+    *k = (struct inc_key){.comm = r->comm_id, .rank = r->comm_rank, .sum = SIZE_MAX};
+  }
+  if (r->seq == 0) {
+    if (k->seen0)
+      k->inc++;
+    k->seen0 = 1;
+  }
+  if (k->sum != SIZE_MAX && ti->s[k->sum].inc == k->inc)
+    return &ti->s[k->sum];
+  for (size_t j = 0; j < ti->ns; j++)
+    if (ti->s[j].comm == r->comm_id && ti->s[j].rank == r->comm_rank && ti->s[j].inc == k->inc) {
+      k->sum = j;
+      return &ti->s[j];
+    }
+  if (!create)
+    return NULL;
+  ti->s = ls_xrealloc(ti->s, (ti->ns + 1) * sizeof *ti->s);
+  struct ls_rsum *x = &ti->s[ti->ns];
+  memset(x, 0, sizeof *x);
+  x->comm = r->comm_id;
+  x->rank = r->comm_rank;
+  x->inc = k->inc;
+  x->ordered = 1;
+  x->diff = UINT64_MAX;
+  k->sum = ti->ns++;
+  return x;
+}
+
+/* Records build_comms counts: the reader rejects a sequenced record whose rank
+ * is not within its size; never index by one here either. */
+static int sequenced(const struct ls_trace_record *r) {
+  return r->state != LS_REC_FREE && r->seq != LS_NO_SEQ && r->comm_id && r->comm_rank >= 0;
+}
+
+static int exit_unsure(const struct ls_trace *t);
+
+/* Pass B: per trace, the rsums, whether it ended cleanly, and the calls whose
+ * completion it never saw. */
+static void *pass_sums(void *arg) {
+  struct cmp_run *run = arg;
+  for (;;) {
+    size_t i = __atomic_fetch_add(&run->next, 1, __ATOMIC_RELAXED);
+    if (i >= run->set->n)
+      return NULL;
+    const struct ls_trace *t = &run->set->traces[i];
+    struct tinfo *ti = &run->ti[i];
+    ti->t = t;
+    ti->op = ls_xrealloc(NULL, (t->hdr->napis ? t->hdr->napis : 1) * sizeof *ti->op);
+    for (uint32_t a = 0; a < t->hdr->napis; a++)
+      ti->op[a] = ls_apidb_op(run->db, t->apis[a].name);
+    /* A process ended cleanly when it ran its exit handlers without the watchdog
+     * having fired and without a call left hanging; an exit forced by the
+     * watchdog's policy also runs the handlers, so the flag alone is not enough. */
+    int entered = 0, unsure = exit_unsure(t);
+    for (uint64_t k = 0; k < t->nrecords; k++) {
+      const struct ls_trace_record *r = &t->records[k];
+      if (k % LS_TRACE_RELEASE_EVERY == 0 && k)
+        ls_trace_release(t, k - LS_TRACE_RELEASE_EVERY, k);
+      entered |= r->state == LS_REC_ENTERED;
+      ti->unobserved += unsure && r->state == LS_REC_RETURNED && (r->flags & LS_REC_EVENT_RECORDED) &&
+                        !(r->flags & (LS_REC_COMPLETED | LS_REC_TIMED_OUT));
+      if (!sequenced(r))
+        continue;
+      struct ls_rsum *x = sum_for(ti, r, 1);
+      if (r->comm_size > x->size)
+        x->size = r->comm_size;
+      if (!x->n)
+        x->first = k;
+      x->last = k;
+      if (x->ordered && r->seq != x->n)
+        x->ordered = 0;
+      if (x->ordered && x->n % g_block == 0) {
+        x->blk = ls_xrealloc(x->blk, (x->nblk + 1) * sizeof *x->blk);
+        x->blk[x->nblk++] = k;
+      }
+      x->n++;
+    }
+    ls_trace_release(t, 0, t->nrecords);
+    ti->clean = (t->hdr->flags & LS_TRACE_F_CLEAN_EXIT) && !(t->hdr->flags & LS_TRACE_F_WATCHDOG) && !entered;
+  }
+}
+
+/* A rank's calls whose seqs did not come in record order: all of them, sorted,
+ * up to the first hole (the window then is the whole sequence). */
+static void collect_full(struct ls_compare *c, struct tinfo *ti, struct ls_rsum *x, struct ls_comm_rank *cr,
+                         const struct ls_comm *cm) {
+  /* [first, last] holds no other incarnation's calls of this (communicator, rank):
+   * a new one starts with seq 0, and every later call belongs to it */
+  size_t cap = 64;
+  cr->v = ls_xrealloc(NULL, cap * sizeof *cr->v);
+  cr->len = 0;
+  for (uint64_t k = x->first; k <= x->last; k++) {
+    const struct ls_trace_record *r = &ti->t->records[k];
+    if (!sequenced(r) || r->comm_id != x->comm || r->comm_rank != x->rank)
+      continue;
+    if (cr->len == cap) {
+      cap *= 2;
+      cr->v = ls_xrealloc(cr->v, cap * sizeof *cr->v);
+    }
+    cr->v[cr->len++] = (struct ls_ref){ti->t, r};
+  }
+  cr->cap = cap;
+  qsort(cr->v, cr->len, sizeof *cr->v, cmp_ref_seq);
+  size_t k = 0;
+  while (k < cr->len && cr->v[k].r->seq == k)
+    k++;
+  cr->n = cr->len;
+  if (k < cr->len) {
+    char id[40];
+    ls_format_comm(cm->id, cm->incarnation, id, sizeof id);
+    missing(c, "%s: rank %d's calls on communicator %s jump from seq %lld to seq %llu; %zu call%s after the "
+               "hole %s not compared", cr->owner->path, x->rank, id, (long long)k - 1,
+            (unsigned long long)cr->v[k].r->seq, cr->n - k, cr->n - k == 1 ? "" : "s",
+            cr->n - k == 1 ? "was" : "were");
+    cr->gap = 1;
+    cr->n = k;
+  }
+  cr->full = 1;
+  cr->base = 0;
+}
+
+static int build_comms(struct cmp_run *run, struct ls_compare *c) {
+  const struct ls_trace_set *set = run->set;
+  run->next = 0;
+  ls_parallel(pass_sums, run);
   int bad = 0;
+  /* merged in trace order, each trace's rsums in the order their first calls came */
   for (size_t ti = 0; ti < set->n; ti++) {
     const struct ls_trace *t = &set->traces[ti];
-    for (uint64_t i = 0; i < t->nrecords; i++) {
-      const struct ls_trace_record *r = &t->records[i];
-      /* The reader rejects a sequenced record whose rank is not within its size; never
-       * index by one here either. */
-      if (r->state == LS_REC_FREE || r->seq == LS_NO_SEQ || !r->comm_id || r->comm_rank < 0)
-        continue;
-      /* A communicator identity can come back (split, destroy, split again with the
-       * same color/key): its seq restarts at 0, which starts a new incarnation. */
-      struct inc_key *k = NULL;
-      for (size_t j = 0; j < nkeys; j++)
-        if (keys[j].t == t && keys[j].comm == r->comm_id && keys[j].rank == r->comm_rank)
-          k = &keys[j];
-      if (!k) {
-        keys = ls_xrealloc(keys, (nkeys + 1) * sizeof *keys);
-        k = &keys[nkeys++];
-        *k = (struct inc_key){.t = t, .comm = r->comm_id, .rank = r->comm_rank};
-      }
-      if (r->seq == 0) {
-        if (k->seen0)
-          k->inc++;
-        k->seen0 = 1;
-      }
-      struct ls_comm *cm = comm_get(c, r->comm_id, k->inc, r->comm_size, r->comm_rank);
-      struct ls_comm_rank *cr = &cm->ranks[r->comm_rank];
+    for (size_t si = 0; si < run->ti[ti].ns; si++) {
+      struct ls_rsum *x = &run->ti[ti].s[si];
+      struct ls_comm *cm = comm_get(c, x->comm, x->inc, x->size, x->rank);
+      struct ls_comm_rank *cr = &cm->ranks[x->rank];
       // comm_get sized and zeroed ranks past comm_rank (the analyzer assumes its size
       // product can wrap to 0; the reader bounds comm_size):
       if (cr->owner && cr->owner != t) { // NOLINT(clang-analyzer-core.NullDereference,clang-analyzer-core.uninitialized.Branch)
         char id[40];
         ls_format_comm(cm->id, cm->incarnation, id, sizeof id);
         fprintf(stderr, "lockstep: %s: rank %d of communicator %s is also recorded by %s (traces of two runs in one "
-                        "directory? give each run its own --trace-dir)\n", t->path, r->comm_rank, id, cr->owner->path);
+                        "directory? give each run its own --trace-dir)\n", t->path, x->rank, id, cr->owner->path);
         bad = 1;
         break;
       }
       cr->owner = t;
       cr->present = 1;
-      if (cr->n == cr->cap) {
-        cr->cap = cr->cap ? 2 * cr->cap : 64;
-        cr->v = ls_xrealloc(cr->v, cr->cap * sizeof *cr->v);
-      }
-      cr->v[cr->n++] = (struct ls_ref){t, r};
+      cr->n = x->n;
+      cr->sum = x;
+      cr->owner_clean = run->ti[ti].clean;
     }
   }
-  free(keys);
   if (bad)
     return -1;
   if (c->ncomms) /* qsort(NULL, 0) is undefined */
     qsort(c->comms, c->ncomms, sizeof *c->comms, cmp_comm);
   for (size_t i = 0; i < c->ncomms; i++) {
     struct ls_comm *cm = &c->comms[i];
-    char id[40];
-    ls_format_comm(cm->id, cm->incarnation, id, sizeof id);
     for (int rk = 0; rk < cm->nslots; rk++) {
       struct ls_comm_rank *cr = &cm->ranks[rk];
       if (!cr->present)
         continue;
-      qsort(cr->v, cr->n, sizeof *cr->v, cmp_ref_seq);
-      size_t k = 0;
-      while (k < cr->n && cr->v[k].r->seq == k)
-        k++;
-      if (k < cr->n) {
-        missing(c, "%s: rank %d's calls on communicator %s jump from seq %lld to seq %llu; %zu call%s after the "
-                   "hole %s not compared", cr->owner->path, rk, id, (long long)k - 1,
-                (unsigned long long)cr->v[k].r->seq, cr->n - k, cr->n - k == 1 ? "" : "s",
-                cr->n - k == 1 ? "was" : "were");
-        cr->gap = 1;
-        cr->n = k;
-      }
+      struct ls_rsum *x = cr->sum;
+      x->cm = cm;
+      if (!x->ordered)
+        collect_full(c, tinfo_of(run, cr->owner), x, cr, cm);
       if (cr->n > cm->calls)
         cm->calls = cr->n;
     }
   }
   return 0;
+}
+
+/* Gives back a window: its pages (the records stay readable) and its refs. */
+static void window_drop(struct ls_comm_rank *cr) {
+  if (cr->len && !cr->full)
+    ls_trace_release(cr->owner, cr->wfrom, (uint64_t)(cr->v[cr->len - 1].r - cr->owner->records) + 1);
+  if (!cr->full) {
+    free(cr->v);
+    cr->v = NULL;
+    cr->len = cr->cap = 0;
+  }
+}
+
+/* The call at position i of a rank's sequence (i < cr->n). The window is a
+ * cache of g_block calls from a little before the last position asked for,
+ * refilled by scanning the owner's records from the start of i's block, and the
+ * pages of the window it replaces are given back: memory is ranks x window,
+ * not ranks x calls. */
+static struct ls_ref ref_at(const struct ls_comm_rank *ccr, size_t i) {
+  struct ls_comm_rank *cr = (struct ls_comm_rank *)ccr; /* the window is a cache: refilling it is not a change */
+  if (i >= cr->base && i < cr->base + cr->len)
+    return cr->v[i - cr->base];
+  const struct ls_rsum *x = cr->sum;
+  if (cr->len) /* what the last refill scanned */
+    ls_trace_release(cr->owner, cr->wfrom, (uint64_t)(cr->v[cr->len - 1].r - cr->owner->records) + 1);
+  size_t back = g_block / 16, base = i > back ? i - back : 0; /* the aligner looks back a little */
+  size_t len = cr->n - base < g_block ? cr->n - base : g_block;
+  if (!cr->v) {
+    cr->cap = g_block;
+    cr->v = ls_xrealloc(NULL, cr->cap * sizeof *cr->v);
+  }
+  const struct ls_trace *t = cr->owner;
+  cr->len = 0;
+  cr->base = base;
+  cr->wfrom = x->blk[base / g_block];
+  for (uint64_t k = cr->wfrom; k <= x->last && cr->len < len; k++) {
+    const struct ls_trace_record *r = &t->records[k];
+    if (r->comm_id == x->comm && r->comm_rank == x->rank && sequenced(r) && r->seq == base + cr->len)
+      cr->v[cr->len++] = (struct ls_ref){t, r};
+  }
+  return cr->v[i - cr->base];
+}
+
+/* Pass C, for communicators whose ranks' calls all came in order: each rank
+ * against the lowest present rank, call by call, up to the first position that
+ * needs aligning (a fingerprint differs, a p2p call, a rank's end). The aligner
+ * starts there: before it every rank issued what the reference issued, which is
+ * all the aligner would have found. */
+struct refseq {
+  const struct ls_comm *cm;
+  const struct ls_rsum *sum;        /* the reference rank's own */
+  const struct ls_trace_record **r; /* the reference rank's calls by seq */
+  const struct ls_trace *t;
+  uint64_t n;
+};
+
+static int same_op_t(const struct cmp_run *run, const struct ls_trace *ta, const struct ls_trace_record *a,
+                     const struct ls_trace *tb, const struct ls_trace_record *b);
+
+struct passc {
+  struct cmp_run *run;
+  struct refseq *refs;
+  size_t nrefs;
+};
+
+static void *pass_diff(void *arg) {
+  struct passc *pc = arg;
+  struct cmp_run *run = pc->run;
+  for (;;) {
+    size_t i = __atomic_fetch_add(&run->next, 1, __ATOMIC_RELAXED);
+    if (i >= run->set->n)
+      return NULL;
+    const struct ls_trace *t = &run->set->traces[i];
+    struct tinfo *ti = &run->ti[i];
+    size_t open = 0;
+    for (size_t s = 0; s < ti->ns; s++) {
+      struct ls_rsum *x = &ti->s[s];
+      x->diff = x->n;
+      x->cm_ref = SIZE_MAX;
+      for (size_t k = 0; x->cm && k < pc->nrefs; k++)
+        if (pc->refs[k].cm == x->cm && pc->refs[k].sum != x)
+          x->cm_ref = k;
+      open += x->cm_ref != SIZE_MAX && x->n;
+    }
+    /* replay the incarnations from the start */
+    ti->nkeys = 0;
+    for (uint64_t k = 0; k < t->nrecords && open; k++) {
+      const struct ls_trace_record *r = &t->records[k];
+      if (k % LS_TRACE_RELEASE_EVERY == 0 && k)
+        ls_trace_release(t, k - LS_TRACE_RELEASE_EVERY, k);
+      if (!sequenced(r))
+        continue;
+      struct ls_rsum *x = sum_for(ti, r, 0);
+      if (!x || x->cm_ref == SIZE_MAX || x->diff != x->n || r->seq >= x->n)
+        continue;
+      const struct refseq *ref = &pc->refs[x->cm_ref];
+      const struct ls_trace_record *y = r->seq < ref->n ? ref->r[r->seq] : NULL;
+      int stop = !y || t->apis[r->api].kind == LS_KIND_P2P || ref->t->apis[y->api].kind == LS_KIND_P2P;
+      if (!stop) {
+        struct ls_fp_fields fa = {r->count, r->dtype, r->redop, r->root_or_peer, t->apis[r->api].kind};
+        struct ls_fp_fields fb = {y->count, y->dtype, y->redop, y->root_or_peer, ref->t->apis[y->api].kind};
+        stop = ls_fp_diff(same_op_t(run, ref->t, y, t, r), &fb, &fa) != LS_CLASS_NONE;
+      }
+      if (stop) {
+        x->diff = r->seq;
+        open--;
+      }
+    }
+    ls_trace_release(t, 0, t->nrecords);
+  }
+}
+
+/* Where the aligner starts on each communicator (cm->start). */
+static void find_starts(struct cmp_run *run, struct ls_compare *c) {
+  struct passc pc = {run, NULL, 0};
+  for (size_t i = 0; i < c->ncomms; i++) {
+    struct ls_comm *cm = &c->comms[i];
+    int r0 = -1, ordered = 1;
+    for (int rk = 0; rk < cm->nslots; rk++)
+      if (cm->ranks[rk].present) {
+        ordered &= !cm->ranks[rk].full;
+        if (r0 < 0)
+          r0 = rk;
+      }
+    if (r0 < 0 || !ordered)
+      continue;
+    const struct ls_comm_rank *cr = &cm->ranks[r0];
+    pc.refs = ls_xrealloc(pc.refs, (pc.nrefs + 1) * sizeof *pc.refs);
+    struct refseq *ref = &pc.refs[pc.nrefs++];
+    ref->cm = cm;
+    ref->sum = cr->sum;
+    ref->t = cr->owner;
+    ref->n = cr->n;
+    ref->r = ls_xrealloc(NULL, (cr->n ? cr->n : 1) * sizeof *ref->r);
+    for (size_t k = 0; k < cr->n; k++)
+      ref->r[k] = ref_at(cr, k).r;
+    cr->sum->diff = cr->n;
+  }
+  run->next = 0;
+  if (pc.nrefs)
+    ls_parallel(pass_diff, &pc);
+  for (size_t k = 0; k < pc.nrefs; k++) {
+    struct ls_comm *cm = (struct ls_comm *)pc.refs[k].cm;
+    uint64_t start = UINT64_MAX;
+    for (int rk = 0; rk < cm->nslots; rk++)
+      if (cm->ranks[rk].present && cm->ranks[rk].sum->diff < start)
+        start = cm->ranks[rk].sum->diff;
+    cm->start = start == UINT64_MAX ? 0 : start;
+    free(pc.refs[k].r);
+    const struct ls_trace *rt = pc.refs[k].t;
+    ls_trace_release(rt, 0, rt->nrecords);
+    window_drop(&cm->ranks[pc.refs[k].sum->rank]);
+  }
+  free(pc.refs);
 }
 
 /* ---- alignment ------------------------------------------------------------- */
@@ -260,6 +563,17 @@ static int same_op(const struct ls_apidb *db, struct ls_ref a, struct ls_ref b) 
   const char *na = ls_trace_api_name(a.t, a.r), *nb = ls_trace_api_name(b.t, b.r);
   const char *opa = ls_apidb_op(db, na), *opb = ls_apidb_op(db, nb);
   uint16_t ca = a.t->apis[a.r->api].op_class, cb = b.t->apis[b.r->api].op_class;
+  if ((opa == na || opb == nb) && ca && cb)
+    return ca == cb;
+  return !strcmp(opa, opb);
+}
+
+/* same_op with the rules' op looked up once per api (pass B), not per call. */
+static int same_op_t(const struct cmp_run *run, const struct ls_trace *ta, const struct ls_trace_record *a,
+                     const struct ls_trace *tb, const struct ls_trace_record *b) {
+  const char *na = ta->apis[a->api].name, *nb = tb->apis[b->api].name;
+  const char *opa = tinfo_of(run, ta)->op[a->api], *opb = tinfo_of(run, tb)->op[b->api];
+  uint16_t ca = ta->apis[a->api].op_class, cb = tb->apis[b->api].op_class;
   if ((opa == na || opb == nb) && ca && cb)
     return ca == cb;
   return !strcmp(opa, opb);
@@ -289,28 +603,16 @@ static void mismatch(struct ls_compare *c, const struct ls_apidb *db, const stru
 }
 
 /* Why a rank has no further call: its process ended cleanly, or not. */
-/* A process ended cleanly when it ran its exit handlers without the watchdog
- * having fired and without a call left hanging; an exit forced by the
- * watchdog's policy also runs the handlers, so the flag alone is not enough. */
-static int ended_cleanly(const struct ls_trace *t) {
-  if (!(t->hdr->flags & LS_TRACE_F_CLEAN_EXIT) || (t->hdr->flags & LS_TRACE_F_WATCHDOG))
-    return 0;
-  for (uint64_t i = 0; i < t->nrecords; i++)
-    if (t->records[i].state == LS_REC_ENTERED)
-      return 0;
-  return 1;
-}
-
-/* Why a rank has no further call: its process ended cleanly, or not. */
 static void ended_how(const struct ls_comm_rank *cr, const struct ls_apidb *db, char *buf, size_t len) {
   char call[256] = "";
+  struct ls_ref last = cr->n ? ref_at(cr, cr->n - 1) : (struct ls_ref){0};
   if (cr->n)
-    ls_format_call(db, cr->v[cr->n - 1], call, sizeof call);
-  const char *how = ended_cleanly(cr->owner) ? "its process exited cleanly"
+    ls_format_call(db, last, call, sizeof call);
+  const char *how = cr->owner_clean ? "its process exited cleanly"
                                              : "its process did not exit cleanly (killed, hung, or stopped by the "
                                                "watchdog)";
   if (cr->n)
-    ls_bufprintf(buf, len, "%s after seq %llu %s", how, (unsigned long long)cr->v[cr->n - 1].r->seq, call);
+    ls_bufprintf(buf, len, "%s after seq %llu %s", how, (unsigned long long)last.r->seq, call);
   else
     snprintf(buf, len, "%s without any call on it", how);
 }
@@ -327,10 +629,10 @@ static int align_p2p(struct ls_compare *c, const struct ls_apidb *db, const stru
   struct block *b = calloc((size_t)size, sizeof *b);
   for (int rk = 0; rk < size; rk++) {
     const struct ls_comm_rank *cr = &cm->ranks[rk];
-    if (!cr->present || cur[rk] >= cr->n || !is_p2p(cr->v[cur[rk]]))
+    if (!cr->present || cur[rk] >= cr->n || !is_p2p(ref_at(cr, cur[rk])))
       continue;
     size_t e = cur[rk];
-    while (e < cr->n && is_p2p(cr->v[e]))
+    while (e < cr->n && is_p2p(ref_at(cr, e)))
       e++;
     /* e > cur[rk]: v[cur[rk]] is p2p (checked above). */
     b[rk] = (struct block){cur[rk], e, calloc(e - cur[rk], 1)}; // NOLINT(clang-analyzer-optin.portability.UnixAPI)
@@ -338,11 +640,11 @@ static int align_p2p(struct ls_compare *c, const struct ls_apidb *db, const stru
   /* A p2p call whose peer is busy with a collective at this point. */
   for (int rk = 0; rk < size && !found; rk++) {
     for (size_t i = b[rk].from; i < b[rk].to && !found; i++) {
-      struct ls_ref x = cm->ranks[rk].v[i];
+      struct ls_ref x = ref_at(&cm->ranks[rk], i);
       int peer = x.r->root_or_peer;
       if (peer < 0 || peer >= size || !cm->ranks[peer].present || b[peer].used || cur[peer] >= cm->ranks[peer].n)
         continue;
-      mismatch(c, db, cm, ls_class_name(LS_CLASS_OP_MISMATCH), rk, x, peer, cm->ranks[peer].v[cur[peer]],
+      mismatch(c, db, cm, ls_class_name(LS_CLASS_OP_MISMATCH), rk, x, peer, ref_at(&cm->ranks[peer], cur[peer]),
                "; a point-to-point call must meet its peer's matching call, not a collective");
       found = 1;
     }
@@ -350,7 +652,7 @@ static int align_p2p(struct ls_compare *c, const struct ls_apidb *db, const stru
   /* Pair rank a's sends to b with b's receives from a, in order. */
   for (int a = 0; a < size && !found; a++) {
     for (size_t i = b[a].from; i < b[a].to && !found; i++) {
-      struct ls_ref s = cm->ranks[a].v[i];
+      struct ls_ref s = ref_at(&cm->ranks[a], i);
       int peer = s.r->root_or_peer;
       const char *op = ls_apidb_op(db, ls_trace_api_name(s.t, s.r));
       if (b[a].used[i - b[a].from] || peer < 0 || peer >= size || !cm->ranks[peer].present)
@@ -372,13 +674,13 @@ static int align_p2p(struct ls_compare *c, const struct ls_apidb *db, const stru
       /* The peer's first unused call addressed to a with the complementary op. */
       size_t j;
       for (j = b[peer].from; j < b[peer].to; j++) {
-        struct ls_ref y = cm->ranks[peer].v[j];
+        struct ls_ref y = ref_at(&cm->ranks[peer], j);
         if (!b[peer].used[j - b[peer].from] && y.r->root_or_peer == a &&
             (peer != a || j != i) && strcmp(ls_apidb_op(db, ls_trace_api_name(y.t, y.r)), op))
           break;
       }
       if (j == b[peer].to) {
-        struct ls_ref other = cm->ranks[peer].v[b[peer].from];
+        struct ls_ref other = ref_at(&cm->ranks[peer], b[peer].from);
         char call[256];
         ls_format_call(db, s, call, sizeof call);
         struct ls_divergence *d = add_div(c, ls_class_name(LS_CLASS_PEER_MISMATCH), 0);
@@ -394,7 +696,7 @@ static int align_p2p(struct ls_compare *c, const struct ls_apidb *db, const stru
         break;
       }
       b[peer].used[j - b[peer].from] = 1;
-      struct ls_ref y = cm->ranks[peer].v[j];
+      struct ls_ref y = ref_at(&cm->ranks[peer], j);
       const char *cls = NULL;
       if (y.r->count != s.r->count)
         cls = ls_class_name(LS_CLASS_COUNT_MISMATCH);
@@ -418,6 +720,8 @@ static int align_p2p(struct ls_compare *c, const struct ls_apidb *db, const stru
 static void align_comm(struct ls_compare *c, const struct ls_apidb *db, const struct ls_comm *cm) {
   int size = cm->nslots;
   size_t *cur = calloc((size_t)size, sizeof *cur);
+  for (int rk = 0; rk < size; rk++)
+    cur[rk] = cm->ranks[rk].present ? cm->start : 0;
   char id[40];
   ls_format_comm(cm->id, cm->incarnation, id, sizeof id);
   for (;;) {
@@ -430,8 +734,8 @@ static void align_comm(struct ls_compare *c, const struct ls_apidb *db, const st
         nhave++;
         if (h0 < 0)
           h0 = rk;
-        anyp2p |= is_p2p(cr->v[cur[rk]]);
-        allp2p &= is_p2p(cr->v[cur[rk]]);
+        anyp2p |= is_p2p(ref_at(cr, cur[rk]));
+        allp2p &= is_p2p(ref_at(cr, cur[rk]));
       } else {
         /* A rank whose trace lost records may have issued the call: not a skip. */
         if (cr->gap || cr->owner->partial || cr->owner->unwritten) {
@@ -452,9 +756,9 @@ static void align_comm(struct ls_compare *c, const struct ls_apidb *db, const st
     if (nlack && !allp2p) {
       /* Some ranks issued the call at this position, others never did. The
        * minority is the odd one out; on a tie the ranks lacking it skipped it. */
-      struct ls_ref hr = cm->ranks[h0].v[cur[h0]];
+      struct ls_ref hr = ref_at(&cm->ranks[h0], cur[h0]);
       const struct ls_comm_rank *lc = &cm->ranks[l0];
-      struct ls_ref last = lc->n ? lc->v[lc->n - 1] : (struct ls_ref){0};
+      struct ls_ref last = lc->n ? ref_at(lc, lc->n - 1) : (struct ls_ref){0};
       char how[512], call[256];
       ended_how(lc, db, how, sizeof how);
       ls_format_call(db, hr, call, sizeof call);
@@ -491,13 +795,13 @@ static void align_comm(struct ls_compare *c, const struct ls_apidb *db, const st
       continue;
     }
     int diverged = 0;
-    struct ls_ref ref = cm->ranks[h0].v[cur[h0]];
+    struct ls_ref ref = ref_at(&cm->ranks[h0], cur[h0]);
     for (int rk = h0 + 1; rk < size && !diverged; rk++) {
       if (!cm->ranks[rk].present)
         continue;
-      enum ls_class cls = fingerprint_differs(db, ref, cm->ranks[rk].v[cur[rk]]);
+      enum ls_class cls = fingerprint_differs(db, ref, ref_at(&cm->ranks[rk], cur[rk]));
       if (cls != LS_CLASS_NONE) {
-        mismatch(c, db, cm, ls_class_name(cls), h0, ref, rk, cm->ranks[rk].v[cur[rk]], "");
+        mismatch(c, db, cm, ls_class_name(cls), h0, ref, rk, ref_at(&cm->ranks[rk], cur[rk]), "");
         diverged = 1;
       }
     }
@@ -541,15 +845,10 @@ static int exit_unsure(const struct ls_trace *t) {
   return (t->hdr->flags & LS_TRACE_F_CLEAN_EXIT) != 0;
 }
 
-static void unobserved_notes(struct ls_compare *c, const struct ls_trace_set *set) {
-  for (size_t ti = 0; ti < set->n; ti++) {
-    const struct ls_trace *t = &set->traces[ti];
-    unsigned long n = 0;
-    for (uint64_t i = 0; exit_unsure(t) && i < t->nrecords; i++) {
-      const struct ls_trace_record *r = &t->records[i];
-      n += r->state == LS_REC_RETURNED && (r->flags & LS_REC_EVENT_RECORDED) &&
-           !(r->flags & (LS_REC_COMPLETED | LS_REC_TIMED_OUT));
-    }
+static void unobserved_notes(struct ls_compare *c, const struct cmp_run *run) {
+  for (size_t ti = 0; ti < run->set->n; ti++) {
+    const struct ls_trace *t = &run->set->traces[ti];
+    unsigned long n = run->ti[ti].unobserved; /* counted by pass B */
     if (n)
       note(c, "%s: %lu call%s not observed completing on the device before the process exited cleanly; not "
               "reported as incomplete (the exit-time check cannot always see the device)", t->path, n,
@@ -632,7 +931,35 @@ struct ctcand { /* a non-blocking create inside a group: pending if the outer en
   struct ls_ref ref;
 };
 
+/* ls_apidb_rc_ok / ls_apidb_rc_is for the return codes calls carry, looked up
+ * once per run instead of through the rules' JSON per call. */
+enum { RC_OK, RC_SUCCESS, RC_PENDING, RC_NKIND };
+#define RC_LO (-64)
+#define RC_HI 192
+#define RC_FAMILIES 4
+struct rcache {
+  unsigned char v[RC_FAMILIES][RC_HI - RC_LO][RC_NKIND];
+};
+
+static void rc_fill(struct rcache *c, const struct ls_apidb *db) {
+  for (unsigned f = 0; f < RC_FAMILIES; f++)
+    for (int64_t rc = RC_LO; rc < RC_HI; rc++) {
+      c->v[f][rc - RC_LO][RC_OK] = (unsigned char)ls_apidb_rc_ok(db, f, rc);
+      c->v[f][rc - RC_LO][RC_SUCCESS] = (unsigned char)ls_apidb_rc_is(db, f, "success", rc);
+      c->v[f][rc - RC_LO][RC_PENDING] = (unsigned char)ls_apidb_rc_is(db, f, "pending", rc);
+    }
+}
+
+static int rc_is(const struct rcache *c, const struct ls_apidb *db, unsigned family, int which, int64_t rc) {
+  if (c && family < RC_FAMILIES && rc >= RC_LO && rc < RC_HI)
+    return c->v[family][rc - RC_LO][which];
+  if (which == RC_OK)
+    return ls_apidb_rc_ok(db, family, rc);
+  return ls_apidb_rc_is(db, family, which == RC_SUCCESS ? "success" : "pending", rc);
+}
+
 struct ctx {
+  const struct rcache *rc;
   struct ctstate *v;
   size_t n;
   struct ctcand *cand;
@@ -694,27 +1021,46 @@ static int uses_comm(unsigned kind) {
          kind == LS_KIND_COMM_DESTROY;
 }
 
+/* A call's text, formatted only when a message needs it: most calls need none,
+ * and formatting was most of compare's time per call. */
+struct lazy_call {
+  const struct ls_apidb *db;
+  struct ls_ref ref;
+  unsigned family;
+  int done;
+  char call[256], rcs[96];
+};
+
+static struct lazy_call *lz(struct lazy_call *l) {
+  if (!l->done) {
+    ls_format_call(l->db, l->ref, l->call, sizeof l->call);
+    rc_clause(l->db, l->ref, l->family, l->rcs, sizeof l->rcs);
+    l->done = 1;
+  }
+  return l;
+}
+
 /* Updates the contract state with record `ref` and returns "not-ready" or
  * "after-abort" (with the detail in body) when the call breaks a contract. */
 static const char *contract(struct ctx *x, const struct ls_apidb *db, struct ls_ref ref, unsigned kind,
                             unsigned family, char *body, size_t len) {
   const struct ls_trace_record *r = ref.r;
   int returned = r->state == LS_REC_RETURNED;
-  int pending_rc = returned && ls_apidb_rc_is(db, family, "pending", r->rc);
+  int pending_rc = returned && rc_is(x->rc, db, family, RC_PENDING, r->rc);
   const char *cls = NULL;
-  char call[256], rcs[96], v[64];
-  ls_format_call(db, ref, call, sizeof call);
-  rc_clause(db, ref, family, rcs, sizeof rcs);
+  char v[64];
+  struct lazy_call lc; /* its texts unset until lz(): no 350-byte clear per call */
+  lc.db = db, lc.ref = ref, lc.family = family, lc.done = 0;
   x->attr_comm = 0;
   if (kind == LS_KIND_COMM_INIT || kind == LS_KIND_COMM_SPLIT) {
     struct ctstate *p = kind == LS_KIND_COMM_SPLIT && r->aux0 ? ct_find(x, r->aux0) : NULL;
     if (p && p->aborted) {
       cls = ls_class_name(LS_CLASS_AFTER_ABORT);
-      ls_bufprintf(body, len, "%s splits a communicator after ncclCommAbort on it%s", call, rcs);
+      ls_bufprintf(body, len, "%s splits a communicator after ncclCommAbort on it%s", lz(&lc)->call, lz(&lc)->rcs);
     }
     /* a split (not NCCL_SPLIT_NOCOLOR, not a shrink: an excluded rank gets NULL for good)
      * of a non-blocking parent that returned success without a child */
-    if (!r->comm_id && p && p->nb && !cls && returned && ls_apidb_rc_is(db, family, "success", r->rc) &&
+    if (!r->comm_id && p && p->nb && !cls && returned && rc_is(x->rc, db, family, RC_SUCCESS, r->rc) &&
         (int32_t)(uint32_t)r->aux1 != -1 && !strcmp(ls_trace_api_name(ref.t, r), "ncclCommSplit")) {
       x->orph = ls_xrealloc(x->orph, (x->norph + 1) * sizeof *x->orph);
       x->orph[x->norph++] = (struct ctorphan){r->aux0, ref};
@@ -765,7 +1111,7 @@ static const char *contract(struct ctx *x, const struct ls_apidb *db, struct ls_
                  "the child still NULL, and NCCL hands the child out only after the parent's state leaves "
                  "ncclInProgress; no ncclCommGetAsyncError on the parent reported that before this call "
                  "(poll the parent, not the child)%s",
-                 call, ls_trace_api_name(o->ref.t, o->ref.r), pid, rcs);
+                 lz(&lc)->call, ls_trace_api_name(o->ref.t, o->ref.r), pid, lz(&lc)->rcs);
     return ls_class_name(LS_CLASS_NOT_READY);
   }
   if (!r->comm_id)
@@ -773,29 +1119,29 @@ static const char *contract(struct ctx *x, const struct ls_apidb *db, struct ls_
   struct ctstate *s = ct_find(x, r->comm_id);
   if (s && s->aborted) {
     cls = ls_class_name(LS_CLASS_AFTER_ABORT);
-    ls_bufprintf(body, len, "%s on a communicator after ncclCommAbort on it%s", call, rcs);
+    ls_bufprintf(body, len, "%s on a communicator after ncclCommAbort on it%s", lz(&lc)->call, lz(&lc)->rcs);
   } else if (s && s->errored && uses_comm(kind)) {
     cls = ls_class_name(LS_CLASS_AFTER_ABORT);
     ls_bufprintf(body, len,
                  "%s on a communicator after ncclCommGetAsyncError reported its asynchronous state %s (only "
                  "ncclCommAbort is safe then)%s",
-                 call, ls_format_enum(db, ref.t, s->errored, "result", (int64_t)(int32_t)s->errored->aux0, v, sizeof v),
-                 rcs);
+                 lz(&lc)->call, ls_format_enum(db, ref.t, s->errored, "result", (int64_t)(int32_t)s->errored->aux0, v, sizeof v),
+                 lz(&lc)->rcs);
   } else if (x->judge_ready && s && s->pending == CT_INIT && uses_comm(kind)) {
     cls = ls_class_name(LS_CLASS_NOT_READY);
     ls_bufprintf(body, len,
                  "%s on a non-blocking communicator before its creation was seen to complete: %s returned %s%s and "
                  "no ncclCommGetAsyncError on it reported success before this call%s",
-                 call, ls_trace_api_name(s->pend.t, s->pend.r),
+                 lz(&lc)->call, ls_trace_api_name(s->pend.t, s->pend.r),
                  s->grouped ? "success inside a group whose outer ncclGroupEnd returned " : "",
                  s->grouped ? "ncclInProgress" : ls_format_enum(db, ref.t, s->pend.r, "result", s->pend.r->rc, v, sizeof v),
-                 rcs);
+                 lz(&lc)->rcs);
   } else if (x->judge_ready && s && s->pending == CT_FINALIZE && kind == LS_KIND_COMM_DESTROY) {
     cls = ls_class_name(LS_CLASS_NOT_READY);
     ls_bufprintf(body, len,
                  "%s before the non-blocking ncclCommFinalize was seen to complete: it returned %s and no "
                  "ncclCommGetAsyncError on the communicator reported success before this call%s",
-                 call, ls_format_enum(db, ref.t, s->pend.r, "result", s->pend.r->rc, v, sizeof v), rcs);
+                 lz(&lc)->call, ls_format_enum(db, ref.t, s->pend.r, "result", s->pend.r->rc, v, sizeof v), lz(&lc)->rcs);
   }
   switch (kind) {
   case LS_KIND_COMM_ABORT:
@@ -806,13 +1152,13 @@ static const char *contract(struct ctx *x, const struct ls_apidb *db, struct ls_
     s->pending = CT_READY;
     break;
   case LS_KIND_ASYNC_ERROR_QUERY:
-    if (s && returned && ls_apidb_rc_is(db, family, "success", r->rc)) {
+    if (s && returned && rc_is(x->rc, db, family, RC_SUCCESS, r->rc)) {
       int64_t st = (int64_t)(int32_t)r->aux0;
-      if (!ls_apidb_rc_is(db, family, "pending", st))
+      if (!rc_is(x->rc, db, family, RC_PENDING, st))
         ct_settle_children(x, r->comm_id);
-      if (ls_apidb_rc_is(db, family, "success", st)) {
+      if (rc_is(x->rc, db, family, RC_SUCCESS, st)) {
         s->pending = CT_READY;
-      } else if (!ls_apidb_rc_is(db, family, "pending", st)) {
+      } else if (!rc_is(x->rc, db, family, RC_PENDING, st)) {
         if (!s->errored)
           s->errored = r;
         s->pending = CT_READY; /* terminal: what follows is after-abort's business */
@@ -863,25 +1209,33 @@ static void list_rank(struct ls_divergence *d, int rank) {
 
 static int cmp_int(const void *a, const void *b) { return *(const int *)a - *(const int *)b; }
 
-static void per_call(struct ls_compare *c, const struct ls_trace_set *set, const struct ls_apidb *db) {
-  unobserved_notes(c, set);
+static void per_call(struct ls_compare *c, const struct cmp_run *run) {
+  const struct ls_trace_set *set = run->set;
+  const struct ls_apidb *db = run->db;
+  struct rcache *rcc = ls_xrealloc(NULL, sizeof *rcc);
+  rc_fill(rcc, db);
+  unobserved_notes(c, run);
   struct once *o = NULL;
   size_t no = 0, first = c->ndiv;
   for (size_t ti = 0; ti < set->n; ti++) {
     const struct ls_trace *t = &set->traces[ti];
-    struct ctx x = {.judge_ready = (t->hdr->flags & LS_TRACE_F_ASYNC_CHANGES) != 0};
+    struct ctx x = {.rc = rcc, .judge_ready = (t->hdr->flags & LS_TRACE_F_ASYNC_CHANGES) != 0};
     for (uint64_t i = 0; i < t->nrecords; i++) {
       const struct ls_trace_record *r = &t->records[i];
       struct ls_ref ref = {t, r};
+      if (i % LS_TRACE_RELEASE_EVERY == 0 && i)
+        ls_trace_release(t, i - LS_TRACE_RELEASE_EVERY, i);
       if (r->state == LS_REC_FREE) /* its api index is unchecked: never look it up */
         continue;
       unsigned kind = ls_trace_api_kind(t, r), family = t->apis[r->api].family;
-      char call[256], v[64], v2[64];
-      ls_format_call(db, ref, call, sizeof call);
+      char v[64], v2[64];
+      struct lazy_call lc; /* its texts unset until lz(): no 350-byte clear per call */
+  lc.db = db, lc.ref = ref, lc.family = family, lc.done = 0;
       int rank = ls_ref_rank(set, ref);
       const char *cls = NULL;
       int tier = 0;
-      char body[640] = "";
+      char body[640];
+      body[0] = 0;
       /* A broken contract names the cause; the error or hang NCCL answered it
        * with is a consequence and is not listed again for this call. */
       const char *ccls = contract(&x, db, ref, kind, family, body, sizeof body);
@@ -890,25 +1244,25 @@ static void per_call(struct ls_compare *c, const struct ls_trace_set *set, const
       } else if (r->flags & LS_REC_TIMED_OUT) {
         cls = ls_class_name(LS_CLASS_TIMEOUT);
         tier = 1;
-        ls_bufprintf(body, sizeof body, "%s was not complete when the watchdog fired (timeout %u ms)", call,
+        ls_bufprintf(body, sizeof body, "%s was not complete when the watchdog fired (timeout %u ms)", lz(&lc)->call,
                      t->hdr->timeout_ms);
       } else if (r->state == LS_REC_ENTERED && kind != LS_KIND_EVENT) {
         cls = ls_class_name(LS_CLASS_INCOMPLETE);
         tier = 1;
-        ls_bufprintf(body, sizeof body, "%s never returned (the process was killed or hung inside it)", call);
-      } else if (r->state == LS_REC_RETURNED && !ls_apidb_rc_ok(db, family, r->rc)) {
+        ls_bufprintf(body, sizeof body, "%s never returned (the process was killed or hung inside it)", lz(&lc)->call);
+      } else if (r->state == LS_REC_RETURNED && !rc_is(rcc, db, family, RC_OK, r->rc)) {
         cls = ls_class_name(LS_CLASS_API_ERROR);
-        ls_bufprintf(body, sizeof body, "%s returned %s (group depth %d%s)", call,
+        ls_bufprintf(body, sizeof body, "%s returned %s (group depth %d%s)", lz(&lc)->call,
                      ls_format_enum(db, t, r, "result", r->rc, v, sizeof v), r->group_depth,
                      (r->flags & LS_REC_IN_GROUP) ? ", inside a group" : "");
-      } else if (kind == LS_KIND_ASYNC_ERROR_QUERY && !ls_apidb_rc_ok(db, family, (int64_t)(int32_t)r->aux0)) {
+      } else if (kind == LS_KIND_ASYNC_ERROR_QUERY && !rc_is(rcc, db, family, RC_OK, (int64_t)(int32_t)r->aux0)) {
         cls = ls_class_name(LS_CLASS_ASYNC_ERROR);
-        ls_bufprintf(body, sizeof body, "%s reported the communicator's asynchronous state %s", call,
+        ls_bufprintf(body, sizeof body, "%s reported the communicator's asynchronous state %s", lz(&lc)->call,
                      ls_format_enum(db, t, r, "result", (int64_t)(int32_t)r->aux0, v2, sizeof v2));
       } else if ((r->flags & LS_REC_EVENT_RECORDED) && !(r->flags & LS_REC_COMPLETED) && !exit_unsure(t)) {
         cls = ls_class_name(LS_CLASS_INCOMPLETE);
         tier = 1;
-        ls_bufprintf(body, sizeof body, "%s returned but never completed on the device", call);
+        ls_bufprintf(body, sizeof body, "%s returned but never completed on the device", lz(&lc)->call);
       }
       if (!cls)
         continue;
@@ -964,7 +1318,9 @@ static void per_call(struct ls_compare *c, const struct ls_trace_set *set, const
       note(c, "%s: a non-blocking call returned in progress, but this trace's writer did not record the poll "
               "that ends it (an older liblockstep): not-ready is not judged for it", t->path);
     ct_free(&x);
+    ls_trace_release(t, 0, t->nrecords);
   }
+  free(rcc);
   for (size_t i = 0; i < no; i++)
     if (o[i].div != SIZE_MAX)
       c->div[o[i].div].more = o[i].more;
@@ -1076,12 +1432,37 @@ static void two_runs_note(struct ls_compare *out, const struct ls_trace_set *set
   }
 }
 
+static void run_free(struct cmp_run *run, struct ls_compare *c) {
+  for (size_t i = 0; i < c->ncomms; i++)
+    for (int rk = 0; rk < c->comms[i].nslots; rk++)
+      c->comms[i].ranks[rk].sum = NULL;
+  for (size_t i = 0; i < run->set->n; i++) {
+    for (size_t k = 0; k < run->ti[i].ns; k++)
+      free(run->ti[i].s[k].blk);
+    free(run->ti[i].s);
+    free(run->ti[i].keys);
+    free(run->ti[i].op);
+  }
+  free(run->ti);
+}
+
+/* Passes over the records (each over every trace in parallel, giving pages back
+ * behind it): the reader's validation; B, each rank's calls per communicator
+ * (build_comms); C, each rank against a reference rank, to find where aligning
+ * must start (find_starts); the aligner from there, through windows; the
+ * per-call facts, one trace at a time. */
 int ls_compare_run(const struct ls_trace_set *set, const struct ls_apidb *db, struct ls_compare *out) {
   memset(out, 0, sizeof *out);
-  if (build_comms(set, out)) {
+  const char *blk = getenv("LOCKSTEP_COMPARE_BLOCK");
+  g_block = blk && atol(blk) >= 2 ? (size_t)atol(blk) : 256;
+  struct cmp_run run = {set, db, ls_xrealloc(NULL, (set->n ? set->n : 1) * sizeof *run.ti), 0};
+  memset(run.ti, 0, (set->n ? set->n : 1) * sizeof *run.ti);
+  if (build_comms(&run, out)) {
+    run_free(&run, out);
     ls_compare_free(out); /* callers get nothing to free on failure (export goes on without it) */
     return -1;
   }
+  find_starts(&run, out);
   for (size_t ti = 0; ti < set->n; ti++) {
     const struct ls_trace *t = &set->traces[ti];
     uint64_t unwritten = t->unwritten;
@@ -1123,9 +1504,13 @@ int ls_compare_run(const struct ls_trace_set *set, const struct ls_apidb *db, st
       missing(out, "%s: communicator %s: no trace for rank%s %s of %d; the others were compared without %s", where,
               id, nmiss > 1 ? "s" : "", lst, cm->size, nmiss > 1 ? "them" : "it");
   }
-  for (size_t i = 0; i < out->ncomms; i++)
+  for (size_t i = 0; i < out->ncomms; i++) {
     align_comm(out, db, &out->comms[i]);
-  per_call(out, set, db);
+    for (int rk = 0; rk < out->comms[i].nslots; rk++)
+      window_drop(&out->comms[i].ranks[rk]);
+  }
+  per_call(out, &run);
+  run_free(&run, out);
   /* Stable order: tier, then time; insertion order breaks ties. */
   for (size_t i = 1; i < out->ndiv; i++) {
     struct ls_divergence d = out->div[i];

@@ -18,13 +18,19 @@ struct ls_ref {
   const struct ls_trace_record *r;
 };
 
+struct ls_rsum; /* compare.c's summary of one rank's calls on one communicator */
+
 struct ls_comm_rank {
-  struct ls_ref *v; /* this rank's sequenced calls, by seq */
-  size_t n;         /* usable prefix (stops at a gap in seq) */
-  size_t cap;
+  struct ls_ref *v; /* a window of this rank's sequenced calls: seqs [base, base + len) */
+  size_t base, len, cap;
+  uint64_t wfrom;   /* the owner's record index where the window's scan began */
+  size_t n;         /* calls in the usable prefix (stops at a gap in seq) */
   const struct ls_trace *owner; /* the trace that holds this rank */
   int present;
-  int gap;          /* seq numbering had a hole after v[n-1] */
+  int gap;          /* seq numbering had a hole after call n-1 */
+  int full;         /* v holds every call (its seqs were not in record order: sorted) */
+  int owner_clean;  /* the owner's process ended cleanly */
+  struct ls_rsum *sum; /* where its calls are in owner's records (during ls_compare_run) */
 };
 
 struct ls_comm {
@@ -34,6 +40,7 @@ struct ls_comm {
   int nslots;                 /* entries in ranks[]: highest rank seen + 1 (not size: untrusted) */
   struct ls_comm_rank *ranks;
   size_t calls;               /* most calls issued by one rank */
+  uint64_t start;             /* the aligner's first position: every rank agrees before it */
 };
 
 #define LS_DIV_MAX_SITES 2

@@ -1,6 +1,9 @@
-/* trace_read.c — load a trace file into memory and validate it completely
- * before anyone looks at a record. The whole file is read (not mmap'ed) so a
- * file truncated underneath us cannot SIGBUS the reader. */
+/* trace_read.c — map a trace file read-only and validate it completely before
+ * anyone looks at a record. Mapped, not read, so a thousand ranks' traces cost
+ * what is being looked at, not what is on disk: passes over the records give
+ * their pages back (ls_trace_release). A file truncated underneath the reader
+ * would SIGBUS it: the handler says so and exits 2, as for any damaged input.
+ * Files are loaded in parallel, one thread per core. */
 #include "trace_read.h"
 #include "xalloc.h"
 
@@ -12,6 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -47,9 +53,26 @@ static int read_range(int fd, unsigned char *buf, size_t from, size_t to, char *
   return 0;
 }
 
-/* Reads what the header says is in use — tables and claimed records, not the
+static void on_sigbus(int sig) {
+  static const char msg[] = "lockstep: a trace file shrank while it was read (is its writer still running?)\n";
+  (void)sig;
+  (void)!write(2, msg, sizeof msg - 1);
+  _exit(2);
+}
+
+static pthread_once_t g_sigbus_once = PTHREAD_ONCE_INIT;
+static void install_sigbus(void) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_sigbus;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGBUS, &sa, NULL);
+}
+
+/* Maps what the header says is in use — tables and claimed records, not the
  * whole preallocated capacity (1 Mi slots = 128 MiB per rank) — and records
- * the file's real size for the bounds checks. */
+ * the file's real size for the bounds checks. A file too short for a header,
+ * or without the magic, is read into a zeroed header-sized buffer instead. */
 static int read_trace(const char *path, struct ls_trace *t, char *err, size_t errlen) {
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0)
@@ -76,23 +99,85 @@ static int read_trace(const char *path, struct ls_trace *t, char *err, size_t er
     e = region_end(h->records_offset, used, h->version == 1 ? LS_TRACE_RECORD_SIZE_V1 : LS_TRACE_RECORD_SIZE);
     end = e > end ? e : end;
     want = end < fsize ? (size_t)end : fsize;
-    unsigned char *grown = want > LS_TRACE_HEADER_SIZE ? realloc(buf, want) : buf;
-    if (!grown) {
+    pthread_once(&g_sigbus_once, install_sigbus);
+    /* The tables are copied (only what the header says is in use: a mapping would
+     * also bring in its neighbours, the 128 KiB module table's unused slots) into
+     * zero pages; the records are mapped on their own. */
+    uint64_t tend = LS_TRACE_HEADER_SIZE, nmod = h->nmodules < LS_TRACE_MAX_MODULES ? h->nmodules : LS_TRACE_MAX_MODULES;
+    uint64_t api_end = region_end(h->api_offset, h->napis, sizeof(struct ls_trace_api));
+    uint64_t mod_end = region_end(h->modules_offset, LS_TRACE_MAX_MODULES, sizeof(struct ls_trace_module));
+    tend = api_end > tend ? api_end : tend;
+    tend = mod_end > tend ? mod_end : tend;
+    tend = tend < fsize ? tend : fsize;
+    uint64_t roff = h->records_offset,
+             rend = region_end(roff, used, h->version == 1 ? LS_TRACE_RECORD_SIZE_V1 : LS_TRACE_RECORD_SIZE);
+    rend = rend < fsize ? rend : fsize;
+    if (roff >= tend && roff < rend && h->api_offset >= LS_TRACE_HEADER_SIZE && h->modules_offset >= LS_TRACE_HEADER_SIZE) {
+      void *tab = mmap(NULL, (size_t)tend, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      uint64_t pg = roff / 4096 * 4096;
+      void *rec = tab == MAP_FAILED ? MAP_FAILED : mmap(NULL, (size_t)(rend - pg), PROT_READ, MAP_PRIVATE, fd, (off_t)pg);
+      uint64_t aend = api_end < tend ? api_end : tend, mend = region_end(h->modules_offset, nmod, sizeof(struct ls_trace_module));
+      mend = mend < tend ? mend : tend;
+      int rc = rec == MAP_FAILED ? fail(err, errlen, "cannot map the records: %s", strerror(errno)) : 0;
+      if (!rc) {
+        memcpy(tab, buf, LS_TRACE_HEADER_SIZE);
+        if (h->api_offset < aend)
+          rc = read_range(fd, tab, (size_t)h->api_offset, (size_t)aend, err, errlen);
+        if (!rc && h->modules_offset < mend)
+          rc = read_range(fd, tab, (size_t)h->modules_offset, (size_t)mend, err, errlen);
+      }
       free(buf);
       close(fd);
-      return fail(err, errlen, "out of memory reading %zu bytes", want);
+      if (rc) {
+        if (tab != MAP_FAILED)
+          munmap(tab, (size_t)tend);
+        if (rec != MAP_FAILED)
+          munmap(rec, (size_t)(rend - pg));
+        return -1;
+      }
+      t->data = tab;
+      t->data_mapped = (size_t)tend;
+      t->rec_map = rec;
+      t->rec_mapped = (size_t)(rend - pg);
+      t->rec_base = (const unsigned char *)rec + (roff - pg);
+      t->size = fsize;
+      return 0;
     }
-    buf = grown;
-    if (read_range(fd, buf, LS_TRACE_HEADER_SIZE, want, err, errlen)) {
+    /* an unusual layout (records before the tables): map it all */
+    void *map = mmap(NULL, want, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (map == MAP_FAILED) {
       free(buf);
       close(fd);
-      return -1;
+      return fail(err, errlen, "cannot map %zu bytes: %s", want, strerror(errno));
     }
+    free(buf);
+    close(fd);
+    t->data = map;
+    t->data_mapped = want;
+    t->size = fsize;
+    return 0;
   }
   close(fd);
   t->data = buf;
   t->size = fsize;
   return 0;
+}
+
+void ls_trace_release(const struct ls_trace *t, uint64_t from, uint64_t to) {
+  if (!t->data_mapped || !t->records || t->converted || from >= to)
+    return; /* a copy (version 1, converted) is not a mapping: never give it back */
+  /* Rounded out to 64 KiB: a fault maps the page cache's neighbours too (fault-around),
+   * and they count as ours until given back. Dropping a page still in use costs only
+   * a fault: the mapping is read-only, so the kernel reads it again from the file. */
+  uintptr_t lo = (uintptr_t)(t->rec_map ? t->rec_map : t->data);
+  uintptr_t hi = lo + (t->rec_map ? t->rec_mapped : t->data_mapped);
+  uintptr_t chunk = 65536, a = (uintptr_t)(t->records + from), b = (uintptr_t)(t->records + to);
+  a = a > lo + chunk ? (a - chunk) / chunk * chunk : lo;
+  b = (b + 2 * chunk - 1) / chunk * chunk;
+  a = a < lo ? lo : a;
+  b = b > hi ? (hi + 4095) / 4096 * 4096 : b;
+  if (b > a)
+    madvise((void *)a, b - a, MADV_DONTNEED);
 }
 
 /* [off, off + n*elsize) must lie after the header and inside the file. */
@@ -222,23 +307,32 @@ static int validate(struct ls_trace *t, char *err, size_t errlen) {
   }
 
   t->nrecords = claimed;
+  const unsigned char *rbytes = t->rec_base ? t->rec_base : t->data + roff;
   if (rsz == LS_TRACE_RECORD_SIZE) {
-    t->records = (const struct ls_trace_record *)(t->data + roff);
+    t->records = (const struct ls_trace_record *)rbytes;
   } else {
     /* Version 1: each record is the prefix of today's; the rest (callers) stays 0. */
     struct ls_trace_record *v = calloc(t->nrecords ? t->nrecords : 1, sizeof *v);
     if (!v)
       return fail(err, errlen, "out of memory converting %llu version-1 records", (unsigned long long)t->nrecords);
     for (uint64_t i = 0; i < t->nrecords; i++)
-      memcpy(&v[i], t->data + roff + i * rsz, (size_t)rsz);
+      memcpy(&v[i], rbytes + i * rsz, (size_t)rsz);
     t->converted = v;
     t->records = v;
+    if (t->rec_mapped) { /* read once into the copy: the mapping has done its job */
+      munmap(t->rec_map, t->rec_mapped);
+      t->rec_map = NULL;
+      t->rec_base = NULL;
+      t->rec_mapped = 0;
+    }
   }
   t->dropped = (h->nrecords > cap ? h->nrecords - cap : 0) + beyond;
   t->partial = (h->flags & LS_TRACE_F_PARTIAL) || t->dropped;
   for (uint64_t i = 0; i < t->nrecords; i++) {
     const struct ls_trace_record *r = &t->records[i];
     unsigned long long off = (unsigned long long)(roff + i * rsz);
+    if (i % LS_TRACE_RELEASE_EVERY == 0 && i)
+      ls_trace_release(t, i - LS_TRACE_RELEASE_EVERY, i);
     if (r->state > LS_REC_RETURNED)
       return fail(err, errlen, "offset %llu: record %llu: invalid state %u", off, (unsigned long long)i, r->state);
     if (r->state == LS_REC_FREE) {
@@ -271,13 +365,19 @@ int ls_trace_load(const char *path, struct ls_trace *t, char *err, size_t errlen
     ls_trace_free(t);
     return -1;
   }
+  ls_trace_release(t, 0, t->nrecords); /* validate gave back all but its last stretch */
   return 0;
 }
 
 void ls_trace_free(struct ls_trace *t) {
   free(t->path);
   free(t->converted);
-  free(t->data);
+  if (t->data_mapped)
+    munmap(t->data, t->data_mapped);
+  else
+    free(t->data);
+  if (t->rec_mapped)
+    munmap(t->rec_map, t->rec_mapped);
   memset(t, 0, sizeof *t);
 }
 
@@ -319,6 +419,43 @@ static int list_dir(const char *dir, char ***names, size_t *n, size_t *cap) {
   return 0;
 }
 
+int ls_ncpus(void) {
+  const char *env = getenv("LOCKSTEP_THREADS");
+  long n = env && *env ? atol(env) : sysconf(_SC_NPROCESSORS_ONLN);
+  return n < 1 ? 1 : n > 64 ? 64 : (int)n;
+}
+
+void ls_parallel(void *(*fn)(void *), void *arg) {
+  int n = ls_ncpus();
+  pthread_t th[64];
+  int started = 0;
+  for (int i = 1; i < n; i++)
+    if (pthread_create(&th[started], NULL, fn, arg) == 0)
+      started++;
+  fn(arg); /* this thread works too; with no thread started it does everything */
+  for (int i = 0; i < started; i++)
+    pthread_join(th[i], NULL);
+}
+
+struct loader {
+  char **names;
+  size_t n;
+  struct ls_trace *out;
+  char (*err)[512]; /* per file: the message when it did not load */
+  char *ok;
+  size_t next; /* atomic: the next file to take */
+};
+
+static void *load_some(void *arg) {
+  struct loader *ld = arg;
+  for (;;) {
+    size_t i = __atomic_fetch_add(&ld->next, 1, __ATOMIC_RELAXED);
+    if (i >= ld->n)
+      return NULL;
+    ld->ok[i] = ls_trace_load(ld->names[i], &ld->out[i], ld->err[i], sizeof ld->err[i]) == 0;
+  }
+}
+
 int ls_trace_set_load(struct ls_trace_set *set, char *const *paths, size_t npaths) {
   char **names = NULL;
   size_t n = 0, cap = 0;
@@ -345,16 +482,22 @@ int ls_trace_set_load(struct ls_trace_set *set, char *const *paths, size_t npath
     bad = 1;
   }
   set->traces = calloc(n ? n : 1, sizeof *set->traces);
+  struct loader ld = {names, n, set->traces, ls_xrealloc(NULL, (n ? n : 1) * sizeof *ld.err),
+                      ls_xrealloc(NULL, n ? n : 1), 0};
+  memset(ld.ok, 0, n ? n : 1);
+  ls_parallel(load_some, &ld);
+  /* messages in path order, whichever thread loaded what */
   for (size_t i = 0; i < n; i++) {
-    char err[512];
-    if (ls_trace_load(names[i], &set->traces[set->n], err, sizeof err)) {
-      fprintf(stderr, "lockstep: %s: %s\n", names[i], err);
+    if (!ld.ok[i]) {
+      fprintf(stderr, "lockstep: %s: %s\n", names[i], ld.err[i]);
       bad = 1;
     } else {
-      set->n++;
+      set->traces[set->n++] = set->traces[i];
     }
     free(names[i]);
   }
+  free(ld.err);
+  free(ld.ok);
   free(names);
   if (bad) {
     ls_trace_set_free(set);

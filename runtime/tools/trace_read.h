@@ -15,7 +15,11 @@
  * and `records` point into it. Free with ls_trace_free. */
 struct ls_trace {
   char *path;
-  unsigned char *data; /* the bytes in use: header, tables, claimed records */
+  unsigned char *data; /* the header and tables (and the records, unless rec_base is set) */
+  size_t data_mapped;  /* data is a mapping of this many bytes (0: a malloc'ed copy) */
+  void *rec_map;       /* the records' own read-only mapping, rec_mapped bytes, or NULL */
+  size_t rec_mapped;
+  const unsigned char *rec_base; /* where the records start in rec_map */
   size_t size;         /* the file's size (bounds and truncation checks) */
   const struct ls_trace_header *hdr;
   const struct ls_trace_api *apis; /* hdr->napis entries */
@@ -34,6 +38,19 @@ struct ls_trace {
  * message "offset N: problem" (without the file name) in err. */
 int ls_trace_load(const char *path, struct ls_trace *t, char *err, size_t errlen);
 void ls_trace_free(struct ls_trace *t);
+
+/* Gives back the memory of records [from, to) of a mapped trace: a pass over
+ * many ranks' records calls it behind itself, so what stays resident is what
+ * is being looked at. The records stay readable (the kernel pages them in
+ * again from the file). Every LS_TRACE_RELEASE_EVERY records is its pace. */
+#define LS_TRACE_RELEASE_EVERY 8192u
+void ls_trace_release(const struct ls_trace *t, uint64_t from, uint64_t to);
+
+/* Worker threads: LOCKSTEP_THREADS, else one per online core (1..64). */
+int ls_ncpus(void);
+/* Runs fn(arg) on ls_ncpus() threads (the caller's among them) and waits for all;
+ * fn takes its work items from arg itself (an atomic counter). */
+void ls_parallel(void *(*fn)(void *), void *arg);
 
 /* A set of traces: every *.lstrace file of the given directories, or the
  * files named. Sorted by path so output is stable. */

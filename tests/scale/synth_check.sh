@@ -53,5 +53,15 @@ $(cat "$W/$name.$fmt.diff")"
   fi
   rm -rf "$R" "$G"
 done
+# a multi-node job's traces in one directory per node compare as one run
+G="$W/nodes"
+"$LS_GEN" -o "$G" -n $N -m $STEPS -c $COMMS -d 3:0:500:skip || fail "gen_traces failed"
+"$LS_BIN" compare "$G" > "$W/one.text" 2>&1
+mkdir "$G.node1" && mv "$G"/synth.00002.lstrace "$G"/synth.00003.lstrace "$G.node1/" || fail "cannot split $G"
+"$LS_BIN" compare "$G" "$G.node1" > "$W/two.text" 2>&1 || [ $? -eq 1 ] || fail "compare of two directories failed"
+grep -q "^divergence: skip on comm .* at seq 500:" "$W/two.text" || fail "two directories: no skip at seq 500: $(cat "$W/two.text")"
+diff "$W/one.text" "$W/two.text" || fail "one directory and two directories per node compare differently"
+"$LS_BIN" compare "$G" > "$W/half.text" 2>&1
+grep -q "no trace for ranks 2,3 of 4" "$W/half.text" || fail "one node's directory alone should miss ranks 2,3: $(cat "$W/half.text")"
 rm -rf "$W"
 echo ok
