@@ -1,9 +1,16 @@
 /* group.c — group depth over a function's CFG, sparse's lock-context walk: bit LS_GZ+d of a
  * block's gin/gout mask means depth d is possible there, relative to the function's entry.
+ * Path-sensitive where it matters, as ESP's property simulation: a condition that guards
+ * more than one branch of the function (`if (n > 1) ncclGroupStart(); ... if (n > 1)
+ * ncclGroupEnd();`) is a tracked fact, each possible depth carries the facts known on every
+ * path that reaches it with that depth, and a branch that contradicts them is not taken.
+ * Paths of equal depth merge and keep only the facts they agree on, so the cost stays that
+ * of the plain walk times the (few) depths present.
  * Also what the rules read of it (checks/check.h: group ends below zero, the starts, send/recv
  * outside any group) and the summary its callers use: a function that only opens (+1) or
  * only closes (-1) a group is a begin/end helper, accounted for at each call. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "checks/check.h"
 
@@ -21,9 +28,226 @@ int ls_group_delta(const ls_node *n) {
   return 0;
 }
 
+/* ---- tracked conditions (the facts of the property simulation) ---- */
+#define ESP_MAXC 8 /* tracked conditions per function: one bit each in a fact word */
+
+static ls_node *bare(ls_node *n) {
+  while (n && (n->kind == CXCursor_ParenExpr || n->kind == CXCursor_UnexposedExpr) && n->nkids == 1)
+    n = n->kids[0];
+  return n;
+}
+
+static int same_expr(ls_node *a, ls_node *b) {
+  a = bare(a), b = bare(b);
+  if (!a || !b)
+    return a == b;
+  if (a->kind != b->kind || a->op != b->op || a->nkids != b->nkids || a->ent != b->ent || a->ilit != b->ilit ||
+      (a->ilit && a->ival != b->ival))
+    return 0;
+  if (!a->ent && !a->ilit && (!a->text) != (!b->text))
+    return 0;
+  if (!a->ent && !a->ilit && a->text && strcmp(a->text, b->text))
+    return 0;
+  for (unsigned i = 0; i < a->nkids; i++)
+    if (!same_expr(a->kids[i], b->kids[i]))
+      return 0;
+  return 1;
+}
+
+/* A condition is a fact only when evaluating it changes nothing and every variable it reads
+ * is named: no call, no assignment, no increment. */
+static int pure_cond(const ls_node *n) {
+  if (!n)
+    return 1;
+  if (n->kind == CXCursor_CallExpr || n->kind == CXCursor_CompoundAssignOperator ||
+      (n->kind == CXCursor_BinaryOperator && n->op == CXBinaryOperator_Assign) ||
+      (n->kind == CXCursor_UnaryOperator &&
+       (n->op == CXUnaryOperator_PreInc || n->op == CXUnaryOperator_PreDec || n->op == CXUnaryOperator_PostInc ||
+        n->op == CXUnaryOperator_PostDec)))
+    return 0;
+  for (unsigned i = 0; i < n->nkids; i++)
+    if (!pure_cond(n->kids[i]))
+      return 0;
+  return 1;
+}
+
+static int reads_ent(const ls_node *n, const ls_entity *e) {
+  if (!n)
+    return 0;
+  if (n->ent == e && n->kind != CXCursor_CallExpr)
+    return 1;
+  for (unsigned i = 0; i < n->nkids; i++)
+    if (reads_ent(n->kids[i], e))
+      return 1;
+  return 0;
+}
+
+/* Does n read something through e (e->f, e[i], *e): what a callee handed e can change? */
+static int reads_through(const ls_node *n, const ls_entity *e) {
+  if (!n)
+    return 0;
+  if ((n->kind == CXCursor_MemberRefExpr || n->kind == CXCursor_ArraySubscriptExpr ||
+       (n->kind == CXCursor_UnaryOperator && n->op == CXUnaryOperator_Deref)) && reads_ent(n, e))
+    return 1;
+  for (unsigned i = 0; i < n->nkids; i++)
+    if (reads_through(n->kids[i], e))
+      return 1;
+  return 0;
+}
+
+/* Writes the block items do not show (cfg.c records assignments, declarations and calls):
+ * increments and taken addresses. A condition reading such a variable is not tracked. */
+static int hidden_write(const ls_node *n, const ls_node *cond) {
+  if (!n)
+    return 0;
+  if (n->kind == CXCursor_UnaryOperator && n->nkids == 1 &&
+      (n->op == CXUnaryOperator_PreInc || n->op == CXUnaryOperator_PreDec || n->op == CXUnaryOperator_PostInc ||
+       n->op == CXUnaryOperator_PostDec || n->op == CXUnaryOperator_AddrOf)) {
+    ls_node *t = bare(n->kids[0]);
+    if (t && t->ent && reads_ent(cond, t->ent))
+      return 1;
+  }
+  for (unsigned i = 0; i < n->nkids; i++)
+    if (hidden_write(n->kids[i], cond))
+      return 1;
+  return 0;
+}
+
+/* The field an access path `s.f` / `p->f` (taint.c's per-object entity) stands for: what a
+ * callee writing p->f through its own parameter writes too. */
+static const ls_entity *field_of(const ls_entity *e) { return e && e->pfield ? e->pfield : e; }
+
+/* Does function g (or what it calls, a few levels down) assign entity e (a global, or any
+ * object's field e)? */
+static int func_writes(ls_func *g, const ls_entity *e, int depth);
+
+static int node_writes(const ls_node *n, const ls_entity *e, int depth) {
+  if (!n)
+    return 0;
+  if (((n->kind == CXCursor_BinaryOperator && n->op == CXBinaryOperator_Assign) ||
+       n->kind == CXCursor_CompoundAssignOperator) && n->nkids == 2) {
+    ls_node *t = bare(n->kids[0]);
+    if (t && t->ent && field_of(t->ent) == e)
+      return 1;
+  }
+  if (n->kind == CXCursor_UnaryOperator && n->nkids == 1) {
+    ls_node *t = bare(n->kids[0]);
+    if (t && t->ent && field_of(t->ent) == e)
+      return 1; /* ++, --, or its address taken: a write for all we know */
+  }
+  if (n->kind == CXCursor_CallExpr && n->ent && n->ent->def && func_writes(n->ent->def, e, depth + 1))
+    return 1;
+  for (unsigned i = 0; i < n->nkids; i++)
+    if (node_writes(n->kids[i], e, depth))
+      return 1;
+  return 0;
+}
+
+static int func_writes(ls_func *g, const ls_entity *e, int depth) {
+  static _Thread_local ls_func *open[6]; /* the callees being scanned, outermost first (recursion) */
+  if (depth > 4)
+    return 1; /* too deep to tell: assume it does */
+  for (int i = 0; i < depth; i++)
+    if (open[i] == g)
+      return 0;
+  open[depth] = g;
+  return node_writes(g->body, e, depth);
+}
+
+struct esp {
+  int nc;
+  ls_node *cond[ESP_MAXC];
+  signed char *cls;  /* block id -> tracked condition of its branch, -1 none */
+  uint16_t *facts;   /* block id * 32 + depth bit: known facts (high byte) and values (low byte) */
+};
+
+/* Does item n (a block item: an assignment, a declaration, a call) change condition j? */
+static int kills(const ls_node *n, ls_node *cond) {
+  if (n->kind == CXCursor_VarDecl)
+    return n->ent && reads_ent(cond, n->ent);
+  if (((n->kind == CXCursor_BinaryOperator && n->op == CXBinaryOperator_Assign) ||
+       n->kind == CXCursor_CompoundAssignOperator) && n->nkids == 2) {
+    ls_node *t = bare(n->kids[0]);
+    if (!t || !t->ent)
+      return 1; /* through a pointer or an element: could be anything the condition reads */
+    return reads_ent(cond, t->ent);
+  }
+  if (n->kind == CXCursor_CallExpr) {
+    /* a variable passed by address (hidden_write excluded those) cannot change; a defined
+     * callee can change the globals and fields it assigns; an undefined one is assumed to
+     * leave the program's own variables alone, but not an object it is handed */
+    for (unsigned i = 0; i < n->nkids && !(n->ent && n->ent->def); i++) {
+      ls_node *a = bare(n->kids[i]);
+      if (a && a->kind == CXCursor_DeclRefExpr && a->ent && a->ent->kind != LS_ENT_FUNC && reads_through(cond, a->ent))
+        return 1;
+    }
+    if (n->ent && n->ent->def) {
+      ls_func *g = n->ent->def;
+      /* every entity the condition reads that g could assign */
+      ls_node *stack[64];
+      int sp = 0;
+      stack[sp++] = cond;
+      while (sp) {
+        ls_node *m = stack[--sp];
+        if (!m)
+          continue;
+        if (m->ent && (m->ent->kind == LS_ENT_GLOBAL || m->ent->kind == LS_ENT_FIELD || m->ent->pfield) &&
+            func_writes(g, field_of(m->ent), 0))
+          return 1;
+        for (unsigned i = 0; i < m->nkids && sp < 64; i++)
+          stack[sp++] = m->kids[i];
+      }
+    }
+  }
+  return 0;
+}
+
+static int esp_setup(ls_func *f, struct esp *e) {
+  e->nc = 0;
+  int any = 0;
+  for (int b = 0; b < f->nblocks && !any; b++)
+    for (int i = 0; i < f->blocks[b]->nitems && !any; i++)
+      any = ls_group_delta(f->blocks[b]->items[i]) != 0;
+  if (!any)
+    return 0;
+  for (int b = 0; b < f->nblocks; b++) {
+    ls_block *k = f->blocks[b];
+    if (!k->cond || k->nsucc != 2 || !pure_cond(k->cond))
+      continue;
+    int known = 0;
+    for (int j = 0; j < e->nc && !known; j++)
+      known = same_expr(e->cond[j], k->cond);
+    if (known)
+      continue;
+    int again = 0;
+    for (int b2 = b + 1; b2 < f->nblocks && !again; b2++) {
+      ls_block *k2 = f->blocks[b2];
+      again = k2->cond && k2->nsucc == 2 && same_expr(k->cond, k2->cond);
+    }
+    if (again && e->nc < ESP_MAXC && !hidden_write(f->body, k->cond))
+      e->cond[e->nc++] = k->cond;
+  }
+  if (!e->nc)
+    return 0;
+  e->cls = malloc((size_t)f->nblocks);
+  e->facts = calloc((size_t)f->nblocks * 32, sizeof *e->facts);
+  if (!e->cls || !e->facts)
+    abort();
+  for (int b = 0; b < f->nblocks; b++) {
+    ls_block *k = f->blocks[b];
+    e->cls[b] = -1;
+    for (int j = 0; j < e->nc && k->cond && k->nsucc == 2; j++)
+      if (same_expr(e->cond[j], k->cond))
+        e->cls[b] = (signed char)j;
+  }
+  return 1;
+}
+
 static void group_flow(ls_func *f) {
   for (int i = 0; i < f->nblocks; i++)
     f->blocks[i]->gin = f->blocks[i]->gout = 0, f->blocks[i]->gdone = 0;
+  struct esp e;
+  int esp = esp_setup(f, &e);
   ls_block **q = malloc(((size_t)f->nblocks + 1) * sizeof *q);
   if (!q)
     abort();
@@ -37,25 +261,70 @@ static void group_flow(ls_func *f) {
     qt %= n;
     k->gdone = 0;
     uint32_t m = k->gin;
+    uint16_t fin[32];
+    if (esp)
+      memcpy(fin, e.facts + (size_t)k->id * 32, sizeof fin);
     for (int i = 0; i < k->nitems; i++) {
       int d = ls_group_delta(k->items[i]);
+      if (esp) {
+        uint16_t kill = 0;
+        for (int j = 0; j < e.nc; j++)
+          if (kills(k->items[i], e.cond[j]))
+            kill |= (uint16_t)(0x101u << j);
+        uint16_t moved[32] = {0};
+        for (int b = 0; b < 32; b++)
+          if (m & (1u << b) && b + d >= 0 && b + d < 32)
+            moved[b + d] = fin[b] & (uint16_t)~kill;
+        memcpy(fin, moved, sizeof fin);
+      }
       if (d)
         m = shift(m, d);
     }
     k->gout = m;
     for (int s = 0; s < k->nsucc; s++) {
       ls_block *t = k->succ[s];
-      if ((t->gin | m) != t->gin) {
-        t->gin |= m;
-        if (!t->gdone) {
-          t->gdone = 1;
-          q[qt++ % n] = t;
-          qt %= n;
+      uint32_t em = m;
+      int changed = 0;
+      if (esp) {
+        int j = e.cls[k->id];
+        uint16_t *tf = e.facts + (size_t)t->id * 32;
+        for (int b = 0; b < 32; b++) {
+          if (!(em & (1u << b)))
+            continue;
+          uint16_t fb = fin[b];
+          if (j >= 0) {
+            unsigned want = s == 0; /* succ[0] is the true side */
+            if ((fb >> 8 & 1u << j) && ((fb >> j & 1u) != want)) {
+              em &= ~(1u << b); /* this depth's paths all decided the condition the other way */
+              continue;
+            }
+            fb = (uint16_t)((fb & ~(0x101u << j)) | (0x100u << j) | (want << j));
+          }
+          if (!(t->gin & (1u << b))) {
+            tf[b] = fb;
+            changed = 1;
+          } else {
+            uint16_t agree = (uint16_t)((tf[b] >> 8) & (fb >> 8) & ~(tf[b] ^ fb) & 0xff);
+            uint16_t met = (uint16_t)(agree << 8 | (tf[b] & agree));
+            if (met != tf[b])
+              tf[b] = met, changed = 1;
+          }
         }
+      }
+      if ((t->gin | em) != t->gin)
+        t->gin |= em, changed = 1;
+      if (changed && !t->gdone) {
+        t->gdone = 1;
+        q[qt++ % n] = t;
+        qt %= n;
       }
     }
   }
   free(q);
+  if (esp) {
+    free(e.cls);
+    free(e.facts);
+  }
 }
 
 int ls_mask_depth(uint32_t m) {

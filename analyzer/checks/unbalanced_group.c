@@ -47,7 +47,14 @@ void ls_check_unbalanced_group(ls_check_ctx *c) {
     int d = ls_mask_depth(m);
     char msg[512];
     const char *key;
-    if (d == 99) {
+    uint32_t open = m & ~(1u << GZ);
+    if (d == 99 && k->term && (m & (1u << GZ)) && open && !(open & (open - 1)) && open > (1u << GZ)) {
+      /* depth 0 or d here, told apart by a condition the walk tracked: the paths that
+       * started the group (`if (n > 1) ncclGroupStart()`) return with it open */
+      snprintf(msg, sizeof msg, "return inside a group leaves it open on the paths that started it (depth %d): ncclGroupEnd must still be called on this path; it also returns the error the group stored",
+               ls_mask_depth(open));
+      key = "error-return";
+    } else if (d == 99) {
       snprintf(msg, sizeof msg, "group depth differs between the paths that reach this exit: some leave a group open");
       key = "join";
     } else if (d > 0 && k->term && zero_exit) {
