@@ -285,7 +285,7 @@ static void spawn_site(ls_program *p, ls_func *s, ls_block *k, int i, ls_node *c
                 "the group is opened here, on the other thread, and left open", call, note);
 }
 
-/* ---- thread regions (#pragma omp parallel ...): wrapped statements, see tu.c ---- */
+/* ---- thread regions (#pragma omp parallel ...): wrapped statements, see pragma.c ---- */
 
 static void collect_nodes(ls_node *n, ls_vec *v);
 

@@ -101,7 +101,7 @@ class Runner:
     def captured_flags(self, files, args_out):
         """The arguments lint gave libclang for `files` (from the shim's log),
         minus the files themselves; None if they differ between the files.
-        (The last is the -w lint adds, see analyzer/tu.c ls_tu_parse.)"""
+        (The last is the -w lint adds, see analyzer/parse.c ls_tu_parse.)"""
         seen = []
         with open(args_out, errors="replace") as fh:
             for line in fh.read().splitlines():

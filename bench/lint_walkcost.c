@@ -1,5 +1,5 @@
 /* lint_walkcost.c — what does copying a TU's function bodies out of libclang cost,
- * depending on how the walk asks? A stand-alone model of analyzer/tu.c's walk (it
+ * depending on how the walk asks? A stand-alone model of analyzer/convert.c's walk (it
  * does not build nodes): one libclang query mix per AST node, chosen by env:
  *   LOC=all|stmt     expansion location of every node, or of statements/calls/decls only
  *   USR=every|cached USR of the referenced declaration at every reference, or once per Decl

@@ -65,7 +65,7 @@ if(LOCKSTEP_ANALYZER AND TARGET lockstep)
   add_test(NAME analyzer.compile_commands
            COMMAND bash ${_an}/cdb_test.sh $<TARGET_FILE:lockstep> ${_in} ${CMAKE_CURRENT_BINARY_DIR}/analyzer_cdb)
   set_tests_properties(analyzer.unit.cfg_taint analyzer.compile_commands PROPERTIES TIMEOUT 120 LABELS analyzer)
-  # one 5,600-line function (800 expected findings): past tu.c's T_BIG its statements are
+  # one 5,600-line function (800 expected findings): past convert.c's T_BIG its statements are
   # converted one at a time
   find_package(Python3 COMPONENTS Interpreter REQUIRED)
   add_test(NAME analyzer.big_function

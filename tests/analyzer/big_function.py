@@ -6,7 +6,7 @@ Writes a function of UNITS (default 400) blocks, each with a rank-dependent coll
 rank-dependent count, and constructs that must stay silent (both sides of a rank branch
 issue the same collective, a loop with a uniform trip count), annotated with the findings
 each must give, then runs `lockstep lint --verify` on it and exits with its status. The
-function's conversion passes the point (tu.c's T_BIG, 8192 entries) after which the body's
+function's conversion passes the point (convert.c's T_BIG, 8192 entries) after which the body's
 statements are converted one at a time and dropped from the table: a block lost, read
 twice or read with another block's children shows as a missing or unexpected finding.
 """

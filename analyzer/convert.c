@@ -1,98 +1,12 @@
-/* tu.c — parses one translation unit with libclang and copies every function body that
- * the user wrote (not system headers) into ls_node trees, visiting each cursor once.
- * Entities (variables, fields, functions) are keyed by USR so TUs share them.
+/* convert.c — copies every function body of a parsed translation unit that the user wrote
+ * (not system headers) into ls_node trees, visiting each cursor once, and names the entities
+ * they reference (keyed by USR, program.c, so TUs share them).
  * Non-goal: templates are analyzed as written (no instantiation), like the rest of lint. */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
-#include "lint.h"
+#include "frontend.h"
 #include "xalloc.h"
-
-/* ---- entity table (open addressing on USR strings) ---- */
-struct ls_enthash {
-  ls_entity **slot;
-  size_t cap, n;
-};
-
-ls_program *ls_program_new(const ls_rules *rules) {
-  ls_program *p = calloc(1, sizeof *p);
-  if (!p)
-    abort();
-  p->arena = ls_arena_new();
-  p->lines = ls_arena_new();
-  p->rules = rules;
-  p->ents = calloc(1, sizeof *p->ents);
-  if (!p->ents)
-    abort();
-  p->ents->cap = 4096;
-  p->ents->slot = calloc(p->ents->cap, sizeof *p->ents->slot);
-  if (!p->ents->slot)
-    abort();
-  return p;
-}
-
-void ls_program_free(ls_program *p) {
-  if (!p)
-    return;
-  for (size_t i = 0; i < p->tus.n; i++)
-    free(((ls_tu_info *)p->tus.v[i])->errors.v);
-  free(p->funcs.v);
-  free(p->tus.v);
-  free(p->ents->slot);
-  free(p->ents);
-  ls_arena_free(p->arena);
-  ls_arena_free(p->lines);
-  free(p);
-}
-
-ls_entity *ls_entity_get(ls_program *p, const char *key, const char *name, enum ls_ent_kind kind) {
-  struct ls_enthash *h = p->ents;
-  if (2 * (h->n + 1) > h->cap) {
-    size_t ncap = h->cap * 2;
-    ls_entity **ns = calloc(ncap, sizeof *ns);
-    if (!ns)
-      abort();
-    for (size_t i = 0; i < h->cap; i++)
-      if (h->slot[i]) {
-        size_t j = ls_hash_str(0, h->slot[i]->key) & (ncap - 1);
-        while (ns[j])
-          j = (j + 1) & (ncap - 1);
-        ns[j] = h->slot[i];
-      }
-    free(h->slot);
-    h->slot = ns;
-    h->cap = ncap;
-  }
-  size_t j = ls_hash_str(0, key) & (h->cap - 1);
-  while (h->slot[j]) {
-    if (!strcmp(h->slot[j]->key, key))
-      return h->slot[j];
-    j = (j + 1) & (h->cap - 1);
-  }
-  ls_entity *e = ls_alloc(p->arena, sizeof *e);
-  e->key = ls_strdup(p->arena, key);
-  e->name = ls_strdup(p->arena, name ? name : key);
-  e->kind = kind;
-  if (kind == LS_ENT_FUNC) {
-    e->rule = ls_rules_fn(p->rules, e->name);
-    e->rule_noreturn = ls_rules_noreturn(p->rules, e->name);
-    for (int i = 0; i < p->rules->nsrcs; i++) {
-      const ls_rule_src *s = &p->rules->srcs[i];
-      if (strcmp(s->call, e->name))
-        continue;
-      e->src |= LS_SRC_ANY;
-      if (s->out_arg >= 0)
-        e->src |= LS_SRC_OUT;
-      if (s->arg >= 0)
-        e->src |= LS_SRC_STR;
-    }
-  }
-  h->slot[j] = e;
-  h->n++;
-  return e;
-}
 
 /* ---- conversion ---- */
 
@@ -111,39 +25,11 @@ static inline int k_decl(enum CXCursorKind k) {
 static inline int cur_null(CXCursor c) {
   return c.kind == CXCursor_InvalidFile && !c.data[0] && !c.data[1] && !c.data[2];
 }
-/* Expansion locations without asking libclang for most nodes (clang_getExpansionLocation
- * costs ~1,000 instructions: a FileID search, then line and column lookups).
- * - A location in the main file (not from a macro): libclang's CXSourceLocation carries the
- *   raw clang::SourceLocation, which for a file is the file's start in the source-location
- *   space plus the byte offset; line and column then come from our own line table of the
- *   file's buffer (clang_getFileContents), columns counted in bytes like clang's.
- * - A location inside a macro expansion: every macro location that one top-level macro use
- *   creates (its body, its arguments, macros nested in them) is allocated in one contiguous
- *   run of the source-location space, before the next use's; so a raw location between two
- *   that libclang placed at the same use is from that use too: one interval is remembered.
- * Both rest on libclang's encoding, so they check themselves: the first locations of each
- * TU and then one in 64 are also asked of libclang, and a mismatch turns the shortcut off
- * for the TU. */
-struct locache {
-  CXFile main;                  /* NULL: not known yet */
-  int fast;                     /* -1: not set up, 0: off, 1: on */
-  unsigned base, size;          /* raw start of the main file, its length */
-  const char *buf;              /* the main file's text */
-  unsigned *line_at;            /* start offset of line i+1 */
-  unsigned nlines;
-  unsigned last;                /* line index of the previous lookup */
-  int mvalid, moff;             /* the macro interval; moff: macro shortcut off */
-  unsigned mlo, mhi, mline, mcol;
-  CXFile mfile;
-  unsigned nchecks;
-};
 
 struct conv {
   ls_program *p;
   CXTranslationUnit tu;
   int cplusplus;
-  CXFile last_file;
-  const char *last_name;
   ls_func *fn; /* function being converted (for lambdas' names) */
   ls_vec refs;    /* nodes of this TU that reference a function (calls, destructors) */
   ls_vec renames; /* pairs (shared entity, this TU's own definition of that name) */
@@ -161,12 +47,12 @@ struct conv {
   int keep_str;           /* converting arguments of a rules call: string literals keep their text */
   int fn_body;            /* the next CompoundStmt is a function body (its closing brace is needed) */
   unsigned serial;        /* this TU's number in the run: keys of its locals */
-  struct locache lc;
+  ls_locache lc;
   /* thread-region pragmas (rules' thread_regions, e.g. `#pragma omp parallel`) of the files
    * seen so far; `npend`: unclaimed ones in the current function's file */
-  struct pragfile { CXFile file; struct prag { unsigned line, body; const char *text; int used; } *v; int n; } *pf;
-  int npf, npend;
-  struct pragfile *cur_pf;
+  ls_pragmas prag;
+  int npend;
+  ls_pragfile *cur_pf;
   /* the cursor tree of the top-level function being converted and of its lambdas (see expand) */
   struct tnode *tab;
   unsigned tab_n, tab_cap;
@@ -192,150 +78,6 @@ static struct refslot *ref_slot(struct conv *c, CXCursor ref) {
   while (c->refs_tab[j].e && !(c->refs_tab[j].ckind == (int)ref.kind && c->refs_tab[j].decl == ref.data[0]))
     j = (j + 1) & (c->refs_cap - 1);
   return &c->refs_tab[j];
-}
-
-static const char *file_name(struct conv *c, CXFile f) {
-  if (!f)
-    return "<unknown>";
-  if (f == c->last_file)
-    return c->last_name;
-  CXString s = clang_getFileName(f);
-  c->last_name = ls_strdup(c->p->arena, clang_getCString(s) ? clang_getCString(s) : "<unknown>");
-  clang_disposeString(s);
-  c->last_file = f;
-  return c->last_name;
-}
-
-static void lc_setup(struct locache *lc, CXTranslationUnit tu, CXFile f) {
-  lc->fast = 0;
-  size_t size = 0;
-  const char *buf = clang_getFileContents(tu, f, &size);
-  CXSourceLocation start = clang_getLocationForOffset(tu, f, 0);
-  if (!buf || size >= 0x40000000u || (start.int_data & 0x80000000u))
-    return;
-  unsigned cap = 1024, n = 0;
-  unsigned *v = malloc(cap * sizeof *v);
-  if (!v)
-    abort();
-  v[n++] = 0;
-  int cr = memchr(buf, '\r', size) != NULL;
-  for (size_t i = 0; i < size; i++) { /* line ends as clang counts them: \n, \r\n, \r */
-    if (!cr) {
-      const char *nl = memchr(buf + i, '\n', size - i);
-      if (!nl)
-        break;
-      i = (size_t)(nl - buf);
-    } else if (buf[i] != '\n' && buf[i] != '\r') {
-      continue;
-    }
-    if (buf[i] == '\r' && i + 1 < size && buf[i + 1] == '\n')
-      i++;
-    if (n == cap) {
-      cap *= 2;
-      v = ls_xrealloc(v, cap * sizeof *v);
-    }
-    v[n++] = (unsigned)i + 1;
-  }
-  lc->main = f;
-  lc->buf = buf;
-  lc->base = start.int_data;
-  lc->size = (unsigned)size;
-  lc->line_at = v;
-  lc->nlines = n;
-  lc->fast = 1;
-}
-
-/* line and column of byte offset off of the main file */
-static void lc_linecol(struct locache *lc, unsigned off, unsigned *line, unsigned *col) {
-  unsigned i = lc->last;
-  if (!(lc->line_at[i] <= off && (i + 1 == lc->nlines || off < lc->line_at[i + 1]))) {
-    unsigned lo = 0, hi = lc->nlines; /* the last line starting at or before off */
-    while (hi - lo > 1) {
-      unsigned mid = lo + (hi - lo) / 2;
-      if (lc->line_at[mid] <= off)
-        lo = mid;
-      else
-        hi = mid;
-    }
-    i = lc->last = lo;
-  }
-  *line = i + 1;
-  *col = off - lc->line_at[i] + 1;
-}
-
-/* A macro location's expansion point: libclang finds the file and offset, the main file's
- * line table (lc_linecol) the line and column, which is half of what asking libclang for
- * them costs (~1,300 instructions a location; 22k locations in the generated benchmark TU). */
-static void macro_expansion(struct conv *c, CXSourceLocation loc, CXFile *f, unsigned *line, unsigned *col) {
-  struct locache *lc = &c->lc;
-  unsigned off;
-  if (lc->fast > 0) {
-    clang_getExpansionLocation(loc, f, NULL, NULL, &off);
-    if (*f == lc->main && off <= lc->size) {
-      lc_linecol(lc, off, line, col);
-      return;
-    }
-  }
-  clang_getExpansionLocation(loc, f, line, col, NULL);
-}
-
-static void set_loc(struct conv *c, CXSourceLocation loc, const char **file, unsigned *line, unsigned *col) {
-  struct locache *lc = &c->lc;
-  unsigned raw = loc.int_data;
-  CXFile f = NULL;
-  int check = (lc->nchecks++ & 63) == 0 || lc->nchecks < 16;
-  if (raw & 0x80000000u) {
-    if (lc->mvalid && raw >= lc->mlo && raw <= lc->mhi) {
-      if (!check) {
-        *line = lc->mline;
-        *col = lc->mcol;
-        *file = file_name(c, lc->mfile);
-        return;
-      }
-      clang_getExpansionLocation(loc, &f, line, col, NULL);
-      if (f != lc->mfile || *line != lc->mline || *col != lc->mcol)
-        lc->moff = 1, lc->mvalid = 0;
-      *file = file_name(c, f);
-      return;
-    }
-    macro_expansion(c, loc, &f, line, col);
-    *file = file_name(c, f);
-    if (!f || lc->moff)
-      return;
-    if (lc->mvalid && f == lc->mfile && *line == lc->mline && *col == lc->mcol) {
-      if (raw < lc->mlo)
-        lc->mlo = raw;
-      if (raw > lc->mhi)
-        lc->mhi = raw;
-    } else {
-      lc->mvalid = 1;
-      lc->mlo = lc->mhi = raw;
-      lc->mfile = f;
-      lc->mline = *line;
-      lc->mcol = *col;
-    }
-    return;
-  }
-  if (lc->fast > 0 && raw - lc->base <= lc->size) {
-    lc_linecol(lc, raw - lc->base, line, col);
-    if (check) {
-      unsigned l2, c2;
-      clang_getExpansionLocation(loc, &f, &l2, &c2, NULL);
-      if (f != lc->main || l2 != *line || c2 != *col) {
-        lc->fast = 0;
-        *line = l2;
-        *col = c2;
-        *file = file_name(c, f);
-        return;
-      }
-    }
-    *file = file_name(c, lc->main);
-    return;
-  }
-  clang_getExpansionLocation(loc, &f, line, col, NULL);
-  *file = file_name(c, f);
-  if (lc->fast < 0 && f && clang_Location_isFromMainFile(loc))
-    lc_setup(lc, c->tu, f);
 }
 
 static const char *spelling(struct conv *c, CXCursor cur) {
@@ -739,7 +481,7 @@ static ls_node *new_node(struct conv *c, CXCursor cur, int loc) {
   n->kind = cur.kind;
   if (loc || k_stmt(n->kind) || n->kind == CXCursor_CallExpr || n->kind == CXCursor_LambdaExpr ||
       n->kind == CXCursor_CXXThrowExpr)
-    set_loc(c, clang_getCursorLocation(cur), &n->file, &n->line, &n->col);
+    ls_loc_get(&c->lc, clang_getCursorLocation(cur), &n->file, &n->line, &n->col);
   return n;
 }
 
@@ -816,7 +558,7 @@ static ls_entity *lambda_entity(struct conv *c, CXCursor at, const char *name) {
   unsigned line, col;
   clang_getExpansionLocation(clang_getCursorLocation(at), &f, &line, &col, NULL);
   char key[1200];
-  snprintf(key, sizeof key, "lambda:%s:%u:%u", file_name(c, f), line, col);
+  snprintf(key, sizeof key, "lambda:%s:%u:%u", ls_loc_file_name(&c->lc, f), line, col);
   return ls_entity_get(c->p, key, name, LS_ENT_FUNC);
 }
 
@@ -891,7 +633,7 @@ static int never_constant(const ls_node *n) {
  * ~1,000 instructions): plain decimal, hex and octal with the usual suffixes; anything else,
  * and literals spelled inside macros, are left to libclang. Checked like the locations. */
 static int literal_value(struct conv *c, CXCursor cur, ls_node *n) {
-  struct locache *lc = &c->lc;
+  ls_locache *lc = &c->lc;
   if (lc->fast <= 0)
     return 0;
   CXSourceLocation loc = clang_getCursorLocation(cur);
@@ -1128,7 +870,7 @@ static ls_node *conv_inner(struct conv *c, unsigned ci) {
     if (c->fn_body || c->cplusplus) {
       const char *ef;
       ls_node_x *x = ls_node_ext(c->p->arena, n);
-      set_loc(c, clang_getRangeEnd(clang_getCursorExtent(cur)), &ef, &x->eline, &x->ecol);
+      ls_loc_get(&c->lc, clang_getRangeEnd(clang_getCursorExtent(cur)), &ef, &x->eline, &x->ecol);
       if (x->ecol > 1)
         x->ecol--; /* the range ends just past the brace */
     }
@@ -1155,123 +897,6 @@ static ls_node *conv_inner(struct conv *c, unsigned ci) {
 }
 
 
-/* Pragmas are gone from libclang's tree, and with -fopenmp the statement of an OpenMP
- * directive hides inside a CapturedStmt that libclang does not visit. So lint parses without
- * -fopenmp (ls_tu_parse) and finds the thread-region pragmas in the file's text: the first
- * node that starts on the line after such a pragma is its statement, wrapped in an
- * UnexposedStmt node whose text is the pragma ("omp parallel num_threads(2)"). */
-static int region_pragma(const ls_rules *r, const char *t) {
-  for (int i = 0; i < r->nregions + r->nprimary; i++) {
-    const char *g = i < r->nregions ? r->regions[i] : r->primary_regions[i - r->nregions];
-    size_t k = strlen(g);
-    if (!strncmp(t, g, k) && (!t[k] || t[k] == ' ' || t[k] == '('))
-      return 1;
-  }
-  return 0;
-}
-
-static struct pragfile *scan_pragmas(struct conv *c, CXFile file) {
-  for (int i = 0; i < c->npf; i++)
-    if (c->pf[i].file == file)
-      return &c->pf[i];
-  c->pf = ls_xrealloc(c->pf, (size_t)(c->npf + 1) * sizeof *c->pf);
-  struct pragfile *pf = &c->pf[c->npf++];
-  memset(pf, 0, sizeof *pf);
-  pf->file = file;
-  size_t size = 0;
-  const char *buf = clang_getFileContents(c->tu, file, &size);
-  int any = 0; /* most files have no pragma at all: one cheap look first (memchr, not a byte loop) */
-  for (const char *q = buf, *e = buf + size; q && !any && (q = memchr(q, 'p', (size_t)(e - q))) != NULL; q++)
-    any = e - q >= 6 && !memcmp(q, "pragma", 6);
-  if (!any)
-    return pf;
-  const char *e = buf + size, *q = buf;
-  unsigned line = 1;
-  struct prag *open = NULL; /* a pragma waiting for its statement's line */
-  while (q < e) {
-    const char *eol = memchr(q, '\n', (size_t)(e - q));
-    if (!eol)
-      eol = e;
-    const char *t = q;
-    while (t < eol && (*t == ' ' || *t == '\t'))
-      t++;
-    unsigned here = line;
-    if (t < eol && *t == '#') {
-      /* the directive with its continuation lines, whitespace collapsed */
-      char text[512] = {0};
-      size_t n = 0;
-      int cont;
-      const char *l = t + 1;
-      do {
-        const char *le = eol;
-        cont = le > l && le[-1] == '\\';
-        for (const char *x = l; x < le - cont && n + 1 < sizeof text; x++) {
-          char ch = *x == '\t' || *x == '\r' ? ' ' : *x;
-          if (ch == ' ' && (n == 0 || text[n - 1] == ' '))
-            continue;
-          text[n++] = ch;
-        }
-        if (n && text[n - 1] != ' ' && n + 1 < sizeof text)
-          text[n++] = ' ';
-        if (cont && eol < e) {
-          q = eol + 1;
-          line++;
-          eol = memchr(q, '\n', (size_t)(e - q));
-          if (!eol)
-            eol = e;
-          l = q;
-        } else {
-          cont = 0;
-        }
-      } while (cont);
-      while (n && text[n - 1] == ' ')
-        n--;
-      text[n] = 0;
-      if (!strncmp(text, "pragma ", 7) && region_pragma(c->p->rules, text + 7)) {
-        pf->v = ls_xrealloc(pf->v, (size_t)(pf->n + 1) * sizeof *pf->v);
-        open = &pf->v[pf->n++];
-        *open = (struct prag){here, 0, ls_strdup(c->p->arena, text + 7), 0};
-      }
-    } else if (open && t < eol && eol - t >= 2 && t[0] == '/' && t[1] == '*') {
-      /* a block comment between the pragma and its statement: skip to its end */
-      const char *x = t + 2;
-      while (x < e) {
-        const char *star = memchr(x, '*', (size_t)(e - x));
-        if (!star || star + 1 >= e) {
-          x = e;
-          break;
-        }
-        if (star[1] == '/') {
-          x = star + 2;
-          break;
-        }
-        x = star + 1;
-      }
-      for (const char *y = eol; y < x && y < e; y++) /* the lines it spans */
-        if (*y == '\n') {
-          line++;
-          eol = memchr(y + 1, '\n', (size_t)(e - y - 1));
-          if (!eol)
-            eol = e;
-          y = eol - 1;
-        }
-      const char *rest = x; /* code after the comment on its last line */
-      while (rest < eol && (*rest == ' ' || *rest == '\t'))
-        rest++;
-      if (rest < eol && !(eol - rest >= 2 && rest[0] == '/' && rest[1] == '/')) {
-        open->body = line;
-        open = NULL;
-      }
-    } else if (open && t < eol && !(eol - t >= 2 && t[0] == '/' && t[1] == '/')) {
-      open->body = here; /* the first line of code after the pragma */
-      open = NULL;
-    }
-    q = eol + 1;
-    line++;
-  }
-  return pf;
-}
-
 static ls_node *conv_node_at(struct conv *c, unsigned i);
 /* An entry whose subtree is recorded only now (T_LAZY: see T_BIG) needs it only while it is
  * converted: the table goes back to where it was, and nothing kept refers past that (the
@@ -1292,7 +917,7 @@ static ls_node *conv_node_at(struct conv *c, unsigned i) {
   CXFile f;
   unsigned line;
   clang_getExpansionLocation(clang_getCursorLocation(tcur(c, i)), &f, &line, NULL, NULL);
-  struct prag *pr = NULL;
+  struct ls_prag *pr = NULL;
   if (c->cur_pf && f == c->cur_pf->file)
     for (int j = 0; j < c->cur_pf->n && !pr; j++)
       if (!c->cur_pf->v[j].used && c->cur_pf->v[j].body == line) {
@@ -1307,7 +932,7 @@ static ls_node *conv_node_at(struct conv *c, unsigned i) {
   c->p->nnodes++;
   w->kind = CXCursor_UnexposedStmt;
   w->text = pr->text;
-  w->file = n->file ? n->file : file_name(c, f);
+  w->file = n->file ? n->file : ls_loc_file_name(&c->lc, f);
   w->line = pr->line;
   w->col = 1;
   w->nkids = 1;
@@ -1344,7 +969,7 @@ static void conv_function(struct conv *c, unsigned ci, ls_entity *ent, const cha
   f->ent = ent;
   if (ent)
     ent->def = f;
-  set_loc(c, clang_getCursorLocation(cur), &f->file, &f->line, &f->col);
+  ls_loc_get(&c->lc, clang_getCursorLocation(cur), &f->file, &f->line, &f->col);
   /* parameters, in order, so call sites can bind arguments to them */
   int np = clang_Cursor_getNumArguments(cur);
   if (np > 0) {
@@ -1365,7 +990,7 @@ static void conv_function(struct conv *c, unsigned ci, ls_entity *ent, const cha
   if ((c->p->rules->nregions || c->p->rules->nprimary) && !outer) { /* a lambda keeps its enclosing function's file */
     CXFile ff;
     clang_getExpansionLocation(clang_getCursorLocation(cur), &ff, NULL, NULL, NULL);
-    c->cur_pf = ff ? scan_pragmas(c, ff) : NULL;
+    c->cur_pf = ff ? ls_pragmas_of(&c->prag, c->p, c->tu, ff) : NULL;
     c->npend = 0;
     for (int i = 0; c->cur_pf && i < c->cur_pf->n; i++)
       c->npend += !c->cur_pf->v[i].used;
@@ -1393,7 +1018,7 @@ static enum CXChildVisitResult top_visit(CXCursor cur, CXCursor parent, CXClient
     CXFile df;
     clang_getExpansionLocation(clang_getCursorLocation(cur), &df, NULL, NULL, NULL);
     if (df && !clang_Location_isFromMainFile(clang_getCursorLocation(cur))) {
-      const char *fn = file_name(c, df);
+      const char *fn = ls_loc_file_name(&c->lc, df);
       if (!strncmp(fn, "/usr/", 5) || (c->lib_prefix && *c->lib_prefix && !strncmp(fn, c->lib_prefix, strlen(c->lib_prefix))))
         return CXChildVisit_Continue;
     }
@@ -1401,7 +1026,7 @@ static enum CXChildVisitResult top_visit(CXCursor cur, CXCursor parent, CXClient
     if (e->def) {
       const char *file;
       unsigned line, col;
-      set_loc(c, clang_getCursorLocation(cur), &file, &line, &col);
+      ls_loc_get(&c->lc, clang_getCursorLocation(cur), &file, &line, &col);
       if (!strcmp(e->def->file, file) && e->def->line == line)
         return CXChildVisit_Continue; /* same definition seen from another TU (a header) */
       /* another program's function of the same name (each fixture's main): its own entity */
@@ -1429,110 +1054,9 @@ static enum CXChildVisitResult top_visit(CXCursor cur, CXCursor parent, CXClient
   return CXChildVisit_Continue;
 }
 
-int ls_is_cuda_file(const char *file) {
-  size_t n = strlen(file);
-  return (n > 3 && !strcmp(file + n - 3, ".cu")) || (n > 4 && !strcmp(file + n - 4, ".cuh"));
-}
-
-void ls_cuda_flags(ls_vec *args, const ls_parse_opts *o) {
-  static _Thread_local char buf[4][4096]; /* -j parses on several threads */
-  const char *cuda = o->cuda_path ? o->cuda_path : "/usr/local/cuda";
-  snprintf(buf[0], sizeof buf[0], "--cuda-path=%s", cuda);
-  snprintf(buf[1], sizeof buf[1], "-I%s/include", cuda);
-  snprintf(buf[2], sizeof buf[2], "-I%s/include/cccl", cuda);
-  ls_vec_push(args, "-x");
-  ls_vec_push(args, "cuda");
-  ls_vec_push(args, "--cuda-host-only");
-  /* clang's CUDA wrapper headers parse real code (nccl-tests, xgboost) once our folder
-   * supplies what CUDA 13 removed; without that folder, -nocudainc is the fallback that
-   * still parses simple files. */
-  if (!o->cuda_include)
-    ls_vec_push(args, "-nocudainc");
-  ls_vec_push(args, "-Wno-unknown-cuda-version");
-  ls_vec_push(args, buf[0]);
-  if (o->cuda_include) {
-    snprintf(buf[3], sizeof buf[3], "-I%s", o->cuda_include);
-    ls_vec_push(args, buf[3]);
-    ls_vec_push(args, "-include");
-    ls_vec_push(args, "lockstep_cuda_prelude.h");
-  }
-  ls_vec_push(args, buf[1]);
-  ls_vec_push(args, buf[2]);
-}
-
-static const char *cx_error(enum CXErrorCode e) {
-  switch (e) {
-  case CXError_Success: return "success";
-  case CXError_Failure: return "libclang could not parse it";
-  case CXError_Crashed: return "libclang crashed while parsing it";
-  case CXError_InvalidArguments: return "invalid arguments";
-  case CXError_ASTReadError: return "AST read error";
-  }
-  return "unknown error";
-}
-
-/* the parse's cost, handed from ls_tu_parse to ls_tu_convert (same thread) for the stats */
-static _Thread_local double parse_cost;
-
-CXTranslationUnit ls_tu_parse(CXIndex idx, const char *file, const char *const *args, int nargs,
-                              const ls_parse_opts *o) {
-  struct stat st; /* a database entry for a source not generated yet: say so, not "cannot parse" */
-  if (stat(file, &st) != 0) {
-    fprintf(stderr, "%s: error: cannot read: %s\n", file, strerror(errno));
-    return NULL;
-  }
-  ls_vec all = {0};
-  if (o->cuda)
-    ls_cuda_flags(&all, o);
-  int omp = 0;
-  for (int i = 0; i < nargs; i++) {
-    /* with -fopenmp, libclang hides the statements of OpenMP directives (CapturedStmt):
-     * parse as serial code with the same macros; tu.c finds the pragmas in the text */
-    if (!strncmp(args[i], "-fopenmp", 8) || !strcmp(args[i], "-qopenmp")) {
-      omp = 1;
-      continue;
-    }
-    ls_vec_push(&all, (void *)args[i]);
-  }
-  if (omp)
-    ls_vec_push(&all, "-D_OPENMP=201811");
-  if (o->resource_dir) {
-    ls_vec_push(&all, "-resource-dir");
-    ls_vec_push(&all, (void *)o->resource_dir);
-  }
-  /* Compiler warnings are not lint's output (only errors are: "analysis may be incomplete"),
-   * and they cost: with them clang's parse of bench/lint_gen.py's TU takes 10 % more
-   * instructions (format-string and conversion checks run for every call even when nothing
-   * is printed), and a database's -Werror turns them into errors that make lint call a
-   * correct TU incomplete. -w keeps errors, including warnings that are errors by default
-   * (an implicit declaration in C99). Last, and always: bench/lint_measure.py drops exactly
-   * this final -w to give clang the TU's own flags. */
-  ls_vec_push(&all, "-w");
-  CXTranslationUnit tu = NULL;
-  double t0 = ls_cpu_now();
-  enum CXErrorCode ec = clang_parseTranslationUnit2(idx, file, (const char *const *)all.v, (int)all.n, NULL, 0,
-                                                   CXTranslationUnit_KeepGoing, &tu);
-  free(all.v);
-  parse_cost = ls_cpu_now() - t0;
-  if (ec != CXError_Success || !tu) {
-    fprintf(stderr, "%s: error: cannot parse: %s\n", file, cx_error(ec));
-    return NULL;
-  }
-  return tu;
-}
-
-int ls_parse_file(ls_program *p, CXIndex idx, const char *file, const char *const *args, int nargs,
-                  const ls_parse_opts *o) {
-  CXTranslationUnit tu = ls_tu_parse(idx, file, args, nargs, o);
-  if (!tu)
-    return -1;
-  ls_tu_convert(p, tu, file, args, nargs, o);
-  return 0;
-}
-
 void ls_tu_convert(ls_program *p, CXTranslationUnit tu, const char *file, const char *const *args, int nargs,
                    const ls_parse_opts *o) {
-  double t0 = ls_cpu_now() - parse_cost;
+  double t0 = ls_cpu_now() - ls_parse_cost;
   ls_tu_info *ti = ls_alloc(p->arena, sizeof *ti);
   ti->file = ls_strdup(p->arena, file);
   unsigned nd = clang_getNumDiagnostics(tu);
@@ -1553,7 +1077,7 @@ void ls_tu_convert(ls_program *p, CXTranslationUnit tu, const char *file, const 
   double t1 = ls_cpu_now();
   p->t_parse += t1 - t0;
   struct conv c = {.p = p, .tu = tu, .lib_prefix = o->cuda_path ? o->cuda_path : "/usr/local/cuda",
-                   .serial = (unsigned)p->tus.n, .lc = {.fast = -1}};
+                   .serial = (unsigned)p->tus.n, .lc = {.arena = p->arena, .tu = tu, .fast = -1}};
   CXCursor root = clang_getTranslationUnitCursor(tu);
   c.cplusplus = o->cuda; /* CUDA is C++ */
   if (!c.cplusplus) {
@@ -1589,11 +1113,10 @@ void ls_tu_convert(ls_program *p, CXTranslationUnit tu, const char *file, const 
   free(c.tab);
   free(c.open);
   free(c.lc.line_at);
-  for (int i = 0; i < c.npf; i++)
-    free(c.pf[i].v);
-  free(c.pf);
+  ls_pragmas_free(&c.prag);
   if (ti->nerrors && p->funcs.n == before)
     ti->fatal = 1; /* errors and nothing we could read: not a usable source file */
   p->t_convert += ls_cpu_now() - t1; /* includes disposing the TU */
   clang_disposeTranslationUnit(tu);
 }
+
