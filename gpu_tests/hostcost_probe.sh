@@ -10,7 +10,11 @@
 #   pollslow   preloaded, LOCKSTEP_POLL_MS=60000 (the watchdog thread asleep)
 #   defer      preloaded, LOCKSTEP_DEFER_US=1000
 #   directonly preloaded, GT_BENCH_DIRECT_ONLY=1: no interposed collective in the process
-# After each preloaded run, the trace's record count goes to OUT.csv.records.
+#   directsmall  directonly with LOCKSTEP_TRACE_CAPACITY=64 (a 12 KiB trace instead of 192 MiB)
+#   preloadsmall preload with LOCKSTEP_TRACE_CAPACITY=64 (records past 64 dropped: no bookkeeping)
+# After each preloaded run, the trace's record count and the LOCKSTEP_DEVICE_STATS line go to
+# OUT.csv.records. GT_PROBE_TIMING=1 then runs completion_timing (100 cycles, poll 1 ms)
+# under lockstep run with and without LOCKSTEP_DEFER_US, 3 times each, with the stats line.
 # Usage (after run_all.sh built everything into WORK):
 #   gpu_tests/hostcost_probe.sh WORK OUT.csv [ROUNDS=4] [CPUS=2-5]
 # Prints per variant the median over rounds of the per-process medians and p95s.
@@ -35,12 +39,15 @@ one() { # variant round
     noonline) LOCKSTEP_ONLINE=0 LOCKSTEP_TRACE_DIR=$T LD_PRELOAD=$LIB timeout 60 "${m[@]}" -x LD_PRELOAD -x LOCKSTEP_ONLINE -x LOCKSTEP_TRACE_DIR "${p[@]}" ;;
     pollslow) LOCKSTEP_POLL_MS=60000 LOCKSTEP_TRACE_DIR=$T LD_PRELOAD=$LIB timeout 60 "${m[@]}" -x LD_PRELOAD -x LOCKSTEP_POLL_MS -x LOCKSTEP_TRACE_DIR "${p[@]}" ;;
     directonly) GT_BENCH_DIRECT_ONLY=1 LOCKSTEP_TRACE_DIR=$T LD_PRELOAD=$LIB timeout 60 "${m[@]}" -x LD_PRELOAD -x GT_BENCH_DIRECT_ONLY -x LOCKSTEP_TRACE_DIR "${p[@]}" ;;
+    directsmall) LOCKSTEP_TRACE_CAPACITY=64 GT_BENCH_DIRECT_ONLY=1 LOCKSTEP_TRACE_DIR=$T LD_PRELOAD=$LIB timeout 60 "${m[@]}" -x LD_PRELOAD -x GT_BENCH_DIRECT_ONLY -x LOCKSTEP_TRACE_DIR -x LOCKSTEP_TRACE_CAPACITY "${p[@]}" ;;
+    preloadsmall) LOCKSTEP_TRACE_CAPACITY=64 LOCKSTEP_TRACE_DIR=$T LD_PRELOAD=$LIB timeout 60 "${m[@]}" -x LD_PRELOAD -x LOCKSTEP_TRACE_DIR -x LOCKSTEP_TRACE_CAPACITY "${p[@]}" ;;
     defer) LOCKSTEP_DEFER_US=1000 LOCKSTEP_TRACE_DIR=$T LD_PRELOAD=$LIB timeout 60 "${m[@]}" -x LD_PRELOAD -x LOCKSTEP_DEFER_US -x LOCKSTEP_TRACE_DIR "${p[@]}" ;;
-  esac > /dev/null 2>&1 || echo "hostcost_probe: $v round $r failed" >&2
+  esac > /dev/null 2> "$W/probe.err" || echo "hostcost_probe: $v round $r failed" >&2
   for f in "$T"/*.lstrace; do # nrecords: the u64 at offset 32 of the header
-    [ -f "$f" ] && echo "$v-r$r $(od -An -t u8 -j 32 -N 8 "$f" | tr -d ' ')" >> "$CSV.records"
+    [ -f "$f" ] && echo "$v-r$r $(od -An -t u8 -j 32 -N 8 "$f" | tr -d ' ') $(grep -m1 'lockstep: device' "$W/probe.err")" >> "$CSV.records"
   done
 }
+export LOCKSTEP_DEVICE_STATS=1
 n=${#variants[@]}
 for ((r = 0; r < ROUNDS; r++)); do
   for ((k = 0; k < n; k++)); do one "${variants[(k + r) % n]}" "$r"; done
@@ -51,7 +58,8 @@ rows = [x for x in csv.DictReader(open(sys.argv[1])) if x["bytes"] == "8"]
 lab = lambda x: x["label"].rsplit("-r", 1)[0]
 plain = statistics.median(float(x["median_us"]) for x in rows if lab(x) == "plain" and x["variant"] == "wrapped")
 print("variant    symbol   median_us  p95_us  /plain  (per-process medians)")
-for v in ("plain", "run", "preload", "disabled", "noonline", "pollslow", "defer", "directonly"):
+for v in ("plain", "run", "preload", "disabled", "noonline", "pollslow", "defer", "directonly",
+          "directsmall", "preloadsmall"):
     for s in ("wrapped", "direct"):
         m = [float(x["median_us"]) for x in rows if lab(x) == v and x["variant"] == s]
         p = [float(x["p95_us"]) for x in rows if lab(x) == v and x["variant"] == s]
@@ -60,3 +68,15 @@ for v in ("plain", "run", "preload", "disabled", "noonline", "pollslow", "defer"
                   + " ".join(f"{y:.3f}" for y in m))
 PY
 [ -f "$CSV.records" ] && { echo "records per trace:"; cat "$CSV.records"; }
+if [ "${GT_PROBE_TIMING:-}" = 1 ]; then
+  for r in 0 1 2; do
+    for d in 0 1000; do
+      rm -rf "$T" "$W/ct.csv"
+      LOCKSTEP_DEFER_US=$d LOCKSTEP_POLL_MS=1 timeout 60 "$LS" run --trace-dir "$T" --timeout 30 -- \
+        taskset -c "$CPUS" mpirun -np 1 --allow-run-as-root --bind-to none -x NCCL_NVLS_ENABLE=0 \
+        "$W/bin/completion_timing" "$W/ct.csv" 100 3 256 > /dev/null 2> "$W/probe.err"
+      python3 -c "import csv,statistics,sys; v=[float(x['host_us']) for x in csv.DictReader(open(sys.argv[1])) if x['warmup']=='0']; print('timing defer_us=$d r$r host median %.3f p95 %.3f us' % (statistics.median(v), sorted(v)[94]))" "$W/ct.csv"
+      grep -m1 'lockstep: device' "$W/probe.err"
+    done
+  done
+fi

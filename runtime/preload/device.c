@@ -26,6 +26,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -75,6 +76,8 @@ struct stream_slot {
   } spare[LS_RING];
   unsigned spare_w; /* atomic: the poller's */
   unsigned spare_r;
+  /* LOCKSTEP_DEVICE_STATS: counted under the lock (no atomics on the hot path) */
+  uint64_t n_rec, n_create, n_wait, n_full;
 };
 
 static struct stream_slot g_streams[LS_STREAM_SLOTS];
@@ -212,6 +215,7 @@ static int record(struct stream_slot *s, struct ev_entry *e, uint64_t stream, CU
     if (s->ctx != cur)
       p_cuCtxSetCurrent(s->ctx);
     CUresult r = p_cuEventCreate(&e->ev, LS_CU_EVENT_DISABLE_TIMING);
+    s->n_create++;
     if (s->ctx != cur)
       p_cuCtxSetCurrent(cur);
     if (r != LS_CUDA_SUCCESS) {
@@ -264,9 +268,11 @@ uint32_t ls_dev_cover(uint64_t stream, uint64_t lo, uint64_t hi, uint64_t now) {
       s->ndef += (uint32_t)(hi - lo + 1);
       if (lo < s->def_lo)
         s->def_lo = lo;
+      s->n_wait++;
       return tag; /* the slot stays locked until ls_dev_arm */
     }
   } else if (full) {
+    s->n_full++;
     slot_unlock(s); /* every event in flight: this call goes unwatched */
     return 0;
   }
@@ -300,6 +306,7 @@ uint32_t ls_dev_cover(uint64_t stream, uint64_t lo, uint64_t hi, uint64_t now) {
   s->arming = s->head;
   s->head = (s->head + 1) % LS_RING;
   s->t_rec = now;
+  s->n_rec++;
   s->ndef = 0;
   s->def_lo = UINT64_MAX;
   s->gen = s->gen + 1 ? s->gen + 1 : 1;
@@ -408,6 +415,26 @@ void ls_dev_poll(void) {
  * while exit() tears libcuda down. */
 void ls_dev_shutdown(void) {
   ls_dev_poll();
+  const char *st = getenv("LOCKSTEP_DEVICE_STATS");
+  if (st && *st == '1') {
+    uint64_t n[5] = {0};
+    for (unsigned si = 0; si < LS_STREAM_SLOTS; si++)
+      if (__atomic_load_n(&g_streams[si].key, __ATOMIC_ACQUIRE)) {
+        n[0]++;
+        n[1] += g_streams[si].n_rec;
+        n[2] += g_streams[si].n_create;
+        n[3] += g_streams[si].n_wait;
+        n[4] += g_streams[si].n_full;
+      }
+    char msg[256];
+    int k = snprintf(msg, sizeof msg,
+                     "lockstep: device: %llu streams, %llu events recorded, %llu created, %llu calls "
+                     "waited for a later event, %llu unwatched (ring full)\n",
+                     (unsigned long long)n[0], (unsigned long long)n[1], (unsigned long long)n[2],
+                     (unsigned long long)n[3], (unsigned long long)n[4]);
+    if (k > 0)
+      (void)!write(2, msg, (size_t)k < sizeof msg ? (size_t)k : sizeof msg - 1);
+  }
   pthread_mutex_lock(&g_poll_lock);
   __atomic_store_n(&g_dev, 0, __ATOMIC_RELEASE);
   pthread_mutex_unlock(&g_poll_lock);
