@@ -137,7 +137,9 @@ _REC = struct.Struct("<IHHQQQiiiiiiiIQQQQQQQ8x")
 
 
 def from_raw(trace_dir):
-    """Records grouped by rank straight from the .lstrace files (trace_format.h v1)."""
+    """Records grouped by rank straight from the .lstrace files (trace_format.h versions 1 and
+    2: records stride by the header's record size, and a version-2 record begins with the
+    version-1 one)."""
     out = {}
     for path in sorted(glob.glob(os.path.join(trace_dir, "**", "*.lstrace"), recursive=True)):
         with open(path, "rb") as f:
