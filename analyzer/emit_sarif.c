@@ -255,10 +255,6 @@ void ls_emit_sarif(FILE *out, ls_program *p, ls_vec *findings, const ls_rule_doc
     }
     cJSON_AddItemToArray(results, r);
   }
-  char *s = cJSON_Print(root);
-  if (s) {
-    fprintf(out, "%s\n", s);
-    cJSON_free(s);
-  }
+  ls_json_print(out, root); /* a failed write fails the command (cli/main.c) */
   cJSON_Delete(root);
 }

@@ -212,15 +212,14 @@ static int write_baseline(ls_policy *pol, ls_vec *findings) {
     cJSON_AddItemToArray(arr, ls_finding_json(f));
     f->baselined = 1;
   }
-  char *s = cJSON_Print(root);
-  cJSON_Delete(root);
   /* write beside and rename, so an interrupted run never leaves half a baseline */
   char *tmp = malloc(strlen(pol->baseline) + 16);
-  if (!s || !tmp)
+  if (!tmp)
     abort();
   sprintf(tmp, "%s.tmp", pol->baseline);
   FILE *f = fopen(tmp, "w");
-  int ok = f && fprintf(f, "%s\n", s) >= 0;
+  int ok = f && ls_json_print(f, root) == 0;
+  cJSON_Delete(root);
   if (f && fclose(f))
     ok = 0;
   if (ok && rename(tmp, pol->baseline))
@@ -230,7 +229,6 @@ static int write_baseline(ls_policy *pol, ls_vec *findings) {
     unlink(tmp);
   }
   free(tmp);
-  cJSON_free(s);
   pol->wrote = findings->n + 1; /* nonzero even for an empty baseline */
   return ok ? 0 : -1;
 }

@@ -242,11 +242,7 @@ void ls_emit_json(FILE *out, ls_program *p, ls_vec *findings) {
       cJSON_AddItemToArray(errs, cJSON_CreateString(t->errors.v[j]));
     cJSON_AddItemToArray(tus, o);
   }
-  char *s = cJSON_Print(root);
-  if (s) {
-    fprintf(out, "%s\n", s);
-    cJSON_free(s);
-  }
+  ls_json_print(out, root); /* a failed write fails the command (cli/main.c) */
   cJSON_Delete(root);
 }
 

@@ -1,22 +1,11 @@
 /* main.c — the `lockstep` front end: a table of subcommands and their one-line
- * help. Everything else lives in the libraries the subcommands call. */
+ * help. Everything else lives in the libraries the subcommands call (commands.h);
+ * a build without the analyzer links no_analyzer.c for lint's three. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "commands.h"
-
-#ifndef LOCKSTEP_HAVE_ANALYZER
-/* Built without libclang (e.g. on a GPU node): say so instead of pretending. */
-int ls_cmd_lint(int argc, char **argv) {
-  (void)argc;
-  fprintf(stderr, "lockstep: this build has no analyzer (configured with "
-                  "-DLOCKSTEP_ANALYZER=OFF); `%s` is unavailable\n", argv[0]);
-  return 2;
-}
-int ls_cmd_rules(int argc, char **argv) { return ls_cmd_lint(argc, argv); }
-int ls_cmd_explain(int argc, char **argv) { return ls_cmd_lint(argc, argv); }
-#endif
 
 struct subcommand {
   const char *name;

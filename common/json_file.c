@@ -1,7 +1,7 @@
-/* json_file.c — the one reader of lint's JSON inputs (rules tables, rule docs,
- * baselines): reads the whole file and parses it, reporting `file:line:col: error`
- * on a syntax error (cJSON's error position is global state, so it is taken from
- * return_parse_end). No dependency beyond cJSON, so the fuzz harnesses link it. */
+/* json_file.c — the one reader of the commands' files and JSON inputs (rules tables, rule
+ * docs, baselines, lint findings) and their one JSON printer: reads a whole file, parses it
+ * and reports a syntax error as line:col (cJSON's error position is global state, so it is
+ * taken from return_parse_end). No dependency beyond cJSON, so the fuzz harnesses link it. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +32,48 @@ char *ls_read_all(FILE *f, size_t *len) {
   return text;
 }
 
+cJSON *ls_json_parse(const char *text, size_t len, int strict, unsigned *line, unsigned *col) {
+  /* cJSON's error position is global state: take it from return_parse_end instead */
+  const char *end = NULL;
+  cJSON *root = cJSON_ParseWithOpts(text, &end, strict);
+  if (!root) {
+    *line = 1;
+    *col = 1;
+    const char *stop = end && end >= text && end <= text + len ? end : text + len;
+    for (const char *s = text; s < stop; s++) {
+      if (*s == '\n') {
+        ++*line;
+        *col = 1;
+      } else {
+        ++*col;
+      }
+    }
+  }
+  return root;
+}
+
+char *ls_read_file(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return NULL;
+  char *text = ls_read_all(f, len);
+  int err = errno;
+  fclose(f);
+  errno = err;
+  return text;
+}
+
+int ls_json_print(FILE *out, const cJSON *doc) {
+  char *s = cJSON_Print(doc);
+  if (!s) { /* cJSON_Print fails only for lack of memory: xalloc.h's policy */
+    fputs("lockstep: out of memory (printing JSON)\n", stderr);
+    exit(2);
+  }
+  int bad = fprintf(out, "%s\n", s) < 0;
+  free(s);
+  return bad || fflush(out) != 0 || ferror(out) ? -1 : 0; /* e.g. a full disk */
+}
+
 cJSON *ls_json_read_file(const char *path, const char *what) { return ls_json_load(path, what, stderr); }
 
 cJSON *ls_json_load(const char *path, const char *what, FILE *errs) {
@@ -47,22 +89,10 @@ cJSON *ls_json_load(const char *path, const char *what, FILE *errs) {
     fprintf(errs, "%s: error: cannot read %s\n", path, what);
     return NULL;
   }
-  /* cJSON's error position is global state: take it from return_parse_end instead */
-  const char *end = NULL;
-  cJSON *root = cJSON_ParseWithOpts(text, &end, 1);
-  if (!root) {
-    unsigned line = 1, col = 1;
-    const char *stop = end && end >= text && end <= text + len ? end : text + len;
-    for (const char *s = text; s < stop; s++) {
-      if (*s == '\n') {
-        line++;
-        col = 1;
-      } else {
-        col++;
-      }
-    }
+  unsigned line, col;
+  cJSON *root = ls_json_parse(text, len, 1, &line, &col);
+  if (!root)
     fprintf(errs, "%s:%u:%u: error: invalid JSON in %s\n", path, line, col, what);
-  }
   free(text);
   return root;
 }

@@ -125,43 +125,19 @@ static int confirms(const struct finding *f, const char *cls) {
   return 1;
 }
 
-static char *slurp(const char *path, long *len) {
-  FILE *fp = fopen(path, "rb");
-  if (!fp)
-    return NULL;
-  fseek(fp, 0, SEEK_END);
-  long n = ftell(fp);
-  fseek(fp, 0, SEEK_SET);
-  char *buf = malloc(n > 0 ? (size_t)n + 1 : 1);
-  size_t got = n > 0 ? fread(buf, 1, (size_t)n, fp) : 0;
-  buf[got] = 0;
-  fclose(fp);
-  *len = (long)got;
-  return buf;
-}
-
 /* Parses and checks the lint JSON; prints "lockstep: FILE:LINE:COL: ..." on error. */
 static cJSON *load_findings(const char *path, struct finding **out, int *nout) {
-  long len;
-  char *buf = slurp(path, &len);
+  size_t len;
+  char *buf = ls_read_file(path, &len);
   if (!buf) {
     fprintf(stderr, "lockstep: %s: cannot read: %m\n", path);
     return NULL;
   }
-  const char *end = NULL;
-  cJSON *doc = cJSON_ParseWithOpts(buf, &end, 0);
+  unsigned eline, ecol;
+  cJSON *doc = ls_json_parse(buf, len, 0, &eline, &ecol);
   if (!doc) {
-    int line = 1, col = 1;
-    for (const char *p = buf; end && p < end && *p; p++) {
-      if (*p == '\n') {
-        line++;
-        col = 1;
-      } else {
-        col++;
-      }
-    }
-    fprintf(stderr, "lockstep: %s:%d:%d: invalid JSON (expected `lockstep lint --format=json` output)\n", path,
-            line, col);
+    fprintf(stderr, "lockstep: %s:%u:%u: invalid JSON (expected `lockstep lint --format=json` output)\n", path,
+            eline, ecol);
     free(buf);
     return NULL;
   }

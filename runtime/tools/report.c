@@ -167,14 +167,3 @@ cJSON *ls_divergence_json(struct ls_symbolizer *sym, const struct ls_divergence 
   cJSON_AddItemToObject(o, "sites", sites);
   return o;
 }
-
-int ls_json_print(FILE *out, const cJSON *doc) {
-  char *s = cJSON_Print(doc);
-  if (!s) { /* cJSON_Print fails only for lack of memory: xalloc.h's policy */
-    fputs("lockstep: out of memory (printing JSON)\n", stderr);
-    exit(2);
-  }
-  int bad = fprintf(out, "%s\n", s) < 0;
-  free(s);
-  return bad || fflush(out) != 0 || ferror(out) ? -1 : 0; /* e.g. a full disk */
-}

@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "compare.h"
+#include "json_file.h" /* ls_json_print */
 #include "symbolize.h"
 
 struct cJSON;
@@ -31,9 +32,5 @@ void ls_divergence_print(FILE *out, const struct ls_apidb *db, struct ls_symboli
                          const struct ls_divergence *d);
 /* The compare JSON object of one divergence (COMMON vocabulary). */
 struct cJSON *ls_divergence_json(struct ls_symbolizer *sym, const struct ls_divergence *d);
-
-/* Writes a cJSON document followed by a newline and flushes it; returns 0, or -1 when
- * it did not all reach OUT (errno says why, e.g. a full disk). */
-int ls_json_print(FILE *out, const struct cJSON *doc);
 
 #endif
