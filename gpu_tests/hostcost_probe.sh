@@ -15,13 +15,14 @@
 # After each preloaded run, the trace's record count and the LOCKSTEP_DEVICE_STATS line go to
 # OUT.csv.records. GT_PROBE_TIMING=1 then runs completion_timing (100 cycles, poll 1 ms)
 # under lockstep run with and without LOCKSTEP_DEFER_US, 3 times each, with the stats line.
+# GT_PROBE_LIB=PATH: another liblockstep.so for the preloaded variants.
 # Usage (after run_all.sh built everything into WORK):
 #   gpu_tests/hostcost_probe.sh WORK OUT.csv [ROUNDS=4] [CPUS=2-5]
 # Prints per variant the median over rounds of the per-process medians and p95s.
 set -uo pipefail
 W=$1 CSV=$2 ROUNDS=${3:-4} CPUS=${4:-2-5}
 B=$W/bin/gpu_allreduce_bench
-LIB=$(ls "$W"/build/runtime/liblockstep.so "$W"/build/*/liblockstep.so 2>/dev/null | head -1)
+LIB=${GT_PROBE_LIB:-$(ls "$W"/build/runtime/liblockstep.so "$W"/build/*/liblockstep.so 2>/dev/null | head -1)}
 LS=$W/build/lockstep
 T=$W/probe-traces
 [ -x "$B" ] && [ -f "$LIB" ] && [ -x "$LS" ] || { echo "hostcost_probe: missing $B, $LIB or $LS" >&2; exit 2; }
