@@ -16,3 +16,8 @@ if(TEST scale.synth_matches_recorder)
   set_tests_properties(scale.synth_block3 PROPERTIES TIMEOUT 300 SKIP_RETURN_CODE 77 ENVIRONMENT
     "LOCKSTEP_COMPARE_BLOCK=3;LS_LIB=$<TARGET_FILE:lockstep_preload>;LS_BIN=$<TARGET_FILE:lockstep>;LS_PROG=$<TARGET_FILE:ls_pattern_prog>;LS_GEN=$<TARGET_FILE:ls_gen_traces>;LS_DUMP=$<TARGET_FILE:ls_trace_dump>;LS_FAKECUDA=${CMAKE_CURRENT_BINARY_DIR}/runtime/fakecuda;LS_WORK=${CMAKE_CURRENT_BINARY_DIR}/scale_work_block3;LOCKSTEP_RULES_DIR=${PROJECT_SOURCE_DIR}/rules")
 endif()
+if(TARGET ls_gen_traces AND TARGET lockstep)
+  add_test(NAME scale.export_filters COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/scale/export_check.sh)
+  set_tests_properties(scale.export_filters PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77 ENVIRONMENT
+    "LS_BIN=$<TARGET_FILE:lockstep>;LS_GEN=$<TARGET_FILE:ls_gen_traces>;LS_WORK=${CMAKE_CURRENT_BINARY_DIR}/scale_export;LOCKSTEP_RULES_DIR=${PROJECT_SOURCE_DIR}/rules")
+endif()

@@ -17,16 +17,25 @@
 #include "report.h"
 #include "symbolize.h"
 #include "trace_read.h"
+#include "xalloc.h"
 
 static void usage(FILE *out) {
   fprintf(out,
-          "usage: lockstep trace export [--format=json|perfetto] [-o OUT] FILE|DIR...\n"
+          "usage: lockstep trace export [--format=json|perfetto] [-o OUT] [--ranks LIST]\n"
+          "                             [--around-divergence N | --seq FIRST-LAST] FILE|DIR...\n"
           "\n"
           "  --format=json      every header, api, module and record, with names instead of numbers (default)\n"
           "  --format=perfetto  a Chrome-trace JSON timeline (open in ui.perfetto.dev or chrome://tracing):\n"
           "                     one process per rank, calls as slices, device completion as async slices,\n"
           "                     the first divergence as an instant event\n"
           "  -o OUT             write to OUT instead of standard output\n"
+          "  --ranks LIST       only these ranks' traces (launcher ranks: 0,3,8-15)\n"
+          "  --around-divergence N\n"
+          "                     per rank, only what it recorded from its call at seq S-N to its call at\n"
+          "                     seq S+N on the communicator of the first divergence (seq S, as compare\n"
+          "                     names it)\n"
+          "  --seq FIRST-LAST   per rank, only what it recorded from its first to its last call with a\n"
+          "                     seq in [FIRST, LAST], on any communicator\n"
           "Exit: 0 written, 2 bad input.\n");
 }
 
@@ -121,12 +130,66 @@ static cJSON *record_json(const struct ls_apidb *db, struct ls_symbolizer *sym, 
   return o;
 }
 
-static cJSON *export_json(const struct ls_trace_set *set, const struct ls_apidb *db, struct ls_symbolizer *sym) {
+/* What an export keeps: per trace, whether it is in, and the records [lo, hi). */
+struct keep {
+  unsigned char *in;
+  uint64_t *lo, *hi;
+};
+
+/* "0,3,8-15" into a sorted-free list of inclusive ranges; 0 ok, -1 malformed. */
+static int parse_ranks(const char *s, long (**ranges)[2], size_t *n) {
+  *n = 0;
+  *ranges = NULL;
+  while (*s) {
+    char *end;
+    long a = strtol(s, &end, 10), b = a;
+    if (end == s || a < 0)
+      return -1;
+    s = end;
+    if (*s == '-') {
+      b = strtol(++s, &end, 10);
+      if (end == s || b < a)
+        return -1;
+      s = end;
+    }
+    if (*s && *s != ',')
+      return -1;
+    if (*s == ',' && !*++s)
+      return -1;
+    *ranges = ls_xrealloc(*ranges, (*n + 1) * sizeof **ranges);
+    (*ranges)[*n][0] = a;
+    (*ranges)[(*n)++][1] = b;
+  }
+  return *n ? 0 : -1;
+}
+
+/* Per trace, the records from its first to its last sequenced call with seq in [a, b]
+ * (on comm only, unless comm is 0); none when it has no such call. */
+static void seq_window(const struct ls_trace *t, uint64_t comm, uint64_t a, uint64_t b, uint64_t *lo, uint64_t *hi) {
+  *lo = UINT64_MAX;
+  *hi = 0;
+  for (uint64_t k = 0; k < t->nrecords; k++) {
+    const struct ls_trace_record *r = &t->records[k];
+    if (r->state == LS_REC_FREE || r->seq == LS_NO_SEQ || r->seq < a || r->seq > b || (comm && r->comm_id != comm))
+      continue;
+    if (*lo == UINT64_MAX)
+      *lo = k;
+    *hi = k + 1;
+  }
+  if (*lo == UINT64_MAX)
+    *lo = *hi = 0;
+  ls_trace_release(t, 0, t->nrecords);
+}
+
+static cJSON *export_json(const struct ls_trace_set *set, const struct ls_apidb *db, struct ls_symbolizer *sym,
+                          const struct keep *kp) {
   cJSON *doc = cJSON_CreateObject();
   cJSON_AddNumberToObject(doc, "version", 1);
   cJSON_AddStringToObject(doc, "tool", "lockstep");
   cJSON *traces = cJSON_AddArrayToObject(doc, "traces");
   for (size_t i = 0; i < set->n; i++) {
+    if (!kp->in[i])
+      continue;
     const struct ls_trace *t = &set->traces[i];
     const struct ls_trace_header *h = t->hdr;
     cJSON *to = cJSON_CreateObject();
@@ -163,7 +226,7 @@ static cJSON *export_json(const struct ls_trace_set *set, const struct ls_apidb 
       cJSON_AddItemToArray(mods, m);
     }
     cJSON *recs = cJSON_AddArrayToObject(to, "records");
-    for (uint64_t k = 0; k < t->nrecords; k++)
+    for (uint64_t k = kp->lo[i]; k < kp->hi[i]; k++)
       if (t->records[k].state != LS_REC_FREE)
         cJSON_AddItemToArray(recs, record_json(db, sym, t, k));
     cJSON_AddItemToArray(traces, to);
@@ -202,12 +265,14 @@ static void meta(struct timeline *tl, const char *what, int pid, uint64_t tid, c
 #define DEVICE_TID 1000000000u /* a track of its own beside the host threads */
 
 static cJSON *export_perfetto(const struct ls_trace_set *set, const struct ls_apidb *db, struct ls_symbolizer *sym,
-                              const struct ls_compare *cmp) {
+                              const struct ls_compare *cmp, const struct keep *kp) {
   struct timeline tl = {cJSON_CreateArray(), UINT64_MAX};
   for (size_t i = 0; i < set->n; i++)
     if (set->traces[i].hdr->t0_realtime_ns < tl.base)
       tl.base = set->traces[i].hdr->t0_realtime_ns;
   for (size_t i = 0; i < set->n; i++) {
+    if (!kp->in[i])
+      continue;
     const struct ls_trace *t = &set->traces[i];
     int pid = (int)i + 1, rank = ls_trace_rank(t);
     char name[512];
@@ -218,7 +283,7 @@ static cJSON *export_perfetto(const struct ls_trace_set *set, const struct ls_ap
     meta(&tl, "process_name", pid, 0, "name", ls_json_text(name));
     meta(&tl, "process_sort_index", pid, 0, "sort_index", cJSON_CreateNumber(rank >= 0 ? rank : (int)i));
     meta(&tl, "thread_name", pid, DEVICE_TID, "name", cJSON_CreateString("device completion"));
-    for (uint64_t k = 0; k < t->nrecords; k++) {
+    for (uint64_t k = kp->lo[i]; k < kp->hi[i]; k++) {
       const struct ls_trace_record *r = &t->records[k];
       if (r->state == LS_REC_FREE)
         continue;
@@ -278,7 +343,7 @@ static cJSON *export_perfetto(const struct ls_trace_set *set, const struct ls_ap
     int global = 0;
     for (int k = 0; k < d->nranks; k++) {
       const struct ls_ref s = d->site[k];
-      if (!s.r)
+      if (!s.r || !kp->in[s.t - set->traces])
         continue;
       int pid = (int)(s.t - set->traces) + 1;
       if (!global && !d->last[k]) {
@@ -310,7 +375,8 @@ static cJSON *export_perfetto(const struct ls_trace_set *set, const struct ls_ap
 
 static int cmd_export(int argc, char **argv) {
   int perfetto = 0;
-  const char *outpath = NULL;
+  const char *outpath = NULL, *ranks_arg = NULL, *seq_arg = NULL;
+  long around = -1;
   char **paths = calloc((size_t)argc + 1, sizeof *paths);
   size_t npaths = 0;
   for (int i = 1; i < argc; i++) {
@@ -326,6 +392,21 @@ static int cmd_export(int argc, char **argv) {
       a += 9;
     else if ((!strcmp(a, "-o") || !strcmp(a, "--output")) && i + 1 < argc) {
       outpath = argv[++i];
+      continue;
+    } else if (!strcmp(a, "--ranks") && i + 1 < argc) {
+      ranks_arg = argv[++i];
+      continue;
+    } else if (!strcmp(a, "--seq") && i + 1 < argc) {
+      seq_arg = argv[++i];
+      continue;
+    } else if (!strcmp(a, "--around-divergence") && i + 1 < argc) {
+      char *end;
+      around = strtol(argv[++i], &end, 10);
+      if (*end || end == argv[i] || around < 0) {
+        fprintf(stderr, "lockstep trace export: --around-divergence takes a number of calls, not '%s'\n", argv[i]);
+        free(paths);
+        return 2;
+      }
       continue;
     } else if (a[0] == '-' && a[1]) {
       fprintf(stderr, "lockstep trace export: unknown option '%s'\n", a);
@@ -351,30 +432,95 @@ static int cmd_export(int argc, char **argv) {
     free(paths);
     return 2;
   }
+  long (*ranges)[2] = NULL;
+  size_t nranges = 0;
+  unsigned long long sa = 0, sb = 0;
+  if (ranks_arg && parse_ranks(ranks_arg, &ranges, &nranges)) {
+    fprintf(stderr, "lockstep trace export: --ranks takes a list of ranks and ranges such as 0,3,8-15, not '%s'\n",
+            ranks_arg);
+    free(paths);
+    free(ranges);
+    return 2;
+  }
+  char dash;
+  if (seq_arg && (sscanf(seq_arg, "%llu%c%llu", &sa, &dash, &sb) != 3 || dash != '-' || sb < sa)) {
+    fprintf(stderr, "lockstep trace export: --seq takes FIRST-LAST (e.g. 990-1010), not '%s'\n", seq_arg);
+    free(paths);
+    free(ranges);
+    return 2;
+  }
+  if (seq_arg && around >= 0) {
+    fprintf(stderr, "lockstep trace export: --seq and --around-divergence both choose the records: give one\n");
+    free(paths);
+    free(ranges);
+    return 2;
+  }
   struct ls_trace_set set;
   int rc = ls_trace_set_load(&set, paths, npaths);
   free(paths);
-  if (rc)
+  if (rc) {
+    free(ranges);
     return 2;
+  }
   struct ls_apidb db;
   ls_apidb_load(&db);
-  struct ls_symbolizer *sym = ls_sym_new();
-  for (size_t i = 0; i < set.n; i++)
-    for (uint64_t k = 0; k < set.traces[i].nrecords; k++)
-      if (set.traces[i].records[k].state != LS_REC_FREE)
-        ls_sym_want(sym, &set.traces[i], &set.traces[i].records[k]);
-  ls_sym_run(sym);
   cJSON *doc;
   struct ls_compare cmp;
   int have_cmp = 0;
-  if (perfetto) {
+  if (perfetto || around >= 0) {
     have_cmp = ls_compare_run(&set, &db, &cmp) == 0;
-    if (!have_cmp)
+    if (!have_cmp && around < 0)
       fprintf(stderr, "lockstep trace export: note: no divergence marked (the traces cannot be compared)\n");
-    doc = export_perfetto(&set, &db, sym, have_cmp ? &cmp : NULL);
-  } else {
-    doc = export_json(&set, &db, sym);
   }
+  const struct ls_divergence *first = have_cmp && cmp.ndiv ? &cmp.div[0] : NULL;
+  if (around >= 0 && (!first || !first->has_seq || !first->has_comm)) {
+    fprintf(stderr, "lockstep trace export: --around-divergence: %s\n",
+            !have_cmp ? "the traces cannot be compared"
+            : !first  ? "compare found no divergence in these traces"
+                      : "the first divergence has no sequence number to center on (use --seq)");
+    if (have_cmp)
+      ls_compare_free(&cmp);
+    ls_apidb_free(&db);
+    ls_trace_set_free(&set);
+    free(ranges);
+    return 2;
+  }
+  struct keep kp = {ls_xrealloc(NULL, set.n + 1), ls_xrealloc(NULL, (set.n + 1) * sizeof *kp.lo),
+                    ls_xrealloc(NULL, (set.n + 1) * sizeof *kp.hi)};
+  size_t nkept = 0;
+  for (size_t i = 0; i < set.n; i++) {
+    const struct ls_trace *t = &set.traces[i];
+    long rank = ls_trace_rank(t) >= 0 ? ls_trace_rank(t) : (long)i;
+    kp.in[i] = !nranges;
+    for (size_t k = 0; k < nranges; k++)
+      kp.in[i] |= rank >= ranges[k][0] && rank <= ranges[k][1];
+    kp.lo[i] = 0;
+    kp.hi[i] = t->nrecords;
+    if (kp.in[i] && around >= 0)
+      seq_window(t, first->comm, first->seq > (uint64_t)around ? first->seq - (uint64_t)around : 0,
+                 first->seq + (uint64_t)around, &kp.lo[i], &kp.hi[i]);
+    else if (kp.in[i] && seq_arg)
+      seq_window(t, 0, sa, sb, &kp.lo[i], &kp.hi[i]);
+    nkept += kp.in[i];
+  }
+  free(ranges);
+  if (nranges && !nkept) {
+    fprintf(stderr, "lockstep trace export: --ranks %s: no trace of these ranks among the %zu given\n", ranks_arg,
+            set.n);
+    rc = 2;
+    doc = NULL;
+    goto done;
+  }
+  struct ls_symbolizer *sym = ls_sym_new();
+  for (size_t i = 0; i < set.n; i++)
+    for (uint64_t k = kp.lo[i]; kp.in[i] && k < kp.hi[i]; k++)
+      if (set.traces[i].records[k].state != LS_REC_FREE)
+        ls_sym_want(sym, &set.traces[i], &set.traces[i].records[k]);
+  ls_sym_run(sym);
+  if (perfetto)
+    doc = export_perfetto(&set, &db, sym, have_cmp ? &cmp : NULL, &kp);
+  else
+    doc = export_json(&set, &db, sym, &kp);
   FILE *out = outpath ? fopen(outpath, "w") : stdout;
   rc = 0;
   if (!out) {
@@ -392,9 +538,13 @@ static int cmd_export(int argc, char **argv) {
     }
   }
   cJSON_Delete(doc);
+  ls_sym_free(sym);
+done:
   if (have_cmp)
     ls_compare_free(&cmp);
-  ls_sym_free(sym);
+  free(kp.in);
+  free(kp.lo);
+  free(kp.hi);
   ls_apidb_free(&db);
   ls_trace_set_free(&set);
   return rc;
