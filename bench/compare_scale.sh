@@ -4,18 +4,18 @@
 # N/3 diverging in count at seq 0.99*M of the world; for each point: generate, time the new compare
 # (and OLD, today's, where its memory is safe), check the verdict names that seq, delete.
 # usage: bench/compare_scale.sh [BUILD_DIR]   env: OLD=path/to/old/lockstep (optional),
-#        OLD_MAX=records above which OLD is not run (default 30000000), WORK=dir (default /tmp)
+#        OLD_MAX=records above which OLD is not run (default 14000000: ~3 GB for it), WORK=dir (default /tmp)
 set -eu
 B=${1:-build}
-GEN="$B/bench/ls_gen_traces"
+GEN=${GEN:-$B/bench/ls_gen_traces}
 NEW="$B/lockstep"
 OLD=${OLD:-}
-OLD_MAX=${OLD_MAX:-30000000}
+OLD_MAX=${OLD_MAX:-14000000}
 WORK=${WORK:-/tmp}/ls_compare_scale.$$
 export LOCKSTEP_RULES_DIR="${LOCKSTEP_RULES_DIR:-$(dirname "$0")/../rules}"
 trap 'rm -rf "$WORK" "$WORK.new" "$WORK.old" "$WORK.time"' EXIT
-measure() { # label binary dir -> "wall_s peak_kb exit first_line"
-  /usr/bin/time -f "%e %M" -o "$WORK.time" "$2" compare "$3" > "$WORK.$1" 2>&1 || true
+measure() { # label binary dir -> "label wall_s peak_kb user_s sys_s | first line"
+  /usr/bin/time -f "%e %M %U %S" -o "$WORK.time" "$2" compare "$3" > "$WORK.$1" 2>&1 || true
   first=$(head -1 "$WORK.$1" | cut -c1-90)
   echo "$1 $(cat "$WORK.time" | tail -1) | $first"
 }
@@ -25,6 +25,7 @@ point() { # ranks steps
   "$GEN" -o "$WORK" -n "$n" -m "$m" -c 3 -d "$div:0:$seq:count"
   recs=$(( n * (m + m / 16 + 6) ))
   size=$(du -sm "$WORK" | cut -f1)
+  echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"
   echo "== $n ranks x $m steps: $recs records, $size MB, divergence at seq $seq (rank $div)"
   line=$(measure new "$NEW" "$WORK")
   echo "$line"
@@ -35,6 +36,7 @@ point() { # ranks steps
   fi
   rm -rf "$WORK"
 }
+echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "machine: $(nproc) cores, $(free -g | awk '/Mem/{print $2}') GB; df $(df -h /tmp | awk 'NR==2{print $4}') free"
 for m in 12500 25000 50000 100000; do point 1024 "$m"; done
 for n in 128 256 512; do point "$n" 25000; done
