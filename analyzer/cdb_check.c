@@ -23,18 +23,37 @@ struct db {
 };
 
 /* ---- where a value is: cJSON keeps no positions, so the (already parsed, hence valid)
- * text is walked again to the k-th element; only on the error paths ---- */
-static const char *ws(const char *s) {
-  while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')
+ * text is walked again to the k-th element; only on the error paths. Each step moves on
+ * by at least a byte and stops at the NUL, whatever the text. ---- */
+static const char *ws(const char *s) { /* what cJSON skips: every byte from 1 to 32 */
+  while (*s && (unsigned char)*s <= 32)
     s++;
   return s;
 }
 
 static const char *skip_string(const char *s) { /* s at the opening quote */
+  if (!*s)
+    return s;
   for (s++; *s && *s != '"'; s++)
     if (*s == '\\' && s[1])
       s++;
   return *s ? s + 1 : s;
+}
+
+static const char *skip_value(const char *s);
+
+/* past the next member (key: value) of an object or element of an array, and its comma */
+static const char *skip_item(const char *s, int obj) {
+  const char *from = s;
+  if (obj) {
+    s = ws(skip_string(s));
+    if (*s == ':')
+      s = ws(s + 1);
+  }
+  s = ws(skip_value(s));
+  if (*s == ',')
+    s = ws(s + 1);
+  return s > from || !*s ? s : s + 1;
 }
 
 static const char *skip_value(const char *s) {
@@ -43,19 +62,11 @@ static const char *skip_value(const char *s) {
     return skip_string(s);
   if (*s == '{' || *s == '[') {
     char close = *s == '{' ? '}' : ']';
-    for (s = ws(s + 1); *s && *s != close; s = ws(s)) {
-      if (close == '}') { /* "key" : */
-        s = ws(skip_string(ws(s)));
-        if (*s == ':')
-          s++;
-      }
-      s = ws(skip_value(s));
-      if (*s == ',')
-        s++;
-    }
+    for (s = ws(s + 1); *s && *s != close;)
+      s = skip_item(s, close == '}');
     return *s ? s + 1 : s;
   }
-  while (*s && !strchr(",]} \t\r\n", *s)) /* number, true, false, null */
+  while ((unsigned char)*s > 32 && !strchr(",]}", *s)) /* number, true, false, null */
     s++;
   return s;
 }
@@ -65,20 +76,20 @@ static const char *skip_value(const char *s) {
 static const char *nth(const char *s, int k, const char **key) {
   s = ws(s);
   int obj = *s == '{';
-  s = ws(s + 1);
-  for (int i = 0;; i++) {
-    if (obj) {
+  if (*s)
+    s = ws(s + 1);
+  for (int i = 0; *s; i++) {
+    if (i == k) {
+      if (!obj)
+        return s;
       if (key)
         *key = s;
       s = ws(skip_string(s));
-      s = ws(s + 1); /* ':' */
+      return *s == ':' ? ws(s + 1) : s;
     }
-    if (i == k)
-      return s;
-    s = ws(skip_value(s));
-    if (*s == ',')
-      s = ws(s + 1);
+    s = skip_item(s, obj);
   }
+  return s;
 }
 
 static void line_col(const char *text, const char *at, unsigned *line, unsigned *col) {
@@ -104,6 +115,20 @@ __attribute__((format(printf, 3, 4))) static void problem(struct db *d, const ch
   vfprintf(stderr, fmt, ap);
   va_end(ap);
   fputc('\n', stderr);
+}
+
+/* s as a message shows it on one line: control bytes escaped, at most 60 bytes of it */
+static const char *shown(const char *s, char buf[static 128]) {
+  size_t n = 0, k = 0;
+  for (; s[k] && n < 60; k++) {
+    unsigned char c = (unsigned char)s[k];
+    if (c < 0x20 || c == 0x7f)
+      n += (size_t)snprintf(buf + n, 8, "\\x%02x", c);
+    else
+      buf[n++] = (char)c;
+  }
+  snprintf(buf + n, 128 - n, "%s", s[k] ? "..." : "");
+  return buf;
 }
 
 static const char *type_name(const cJSON *v) {
@@ -148,12 +173,13 @@ static void check_entry(struct db *d, const cJSON *e, const char *estart, int ei
     size_t k = 0;
     while (k < sizeof keys / sizeof *keys && strcmp(m->string, keys[k]))
       k++;
+    char buf[128];
     if (k == sizeof keys / sizeof *keys) /* libclang refuses the whole database then */
       problem(d, key, "entry %d: unknown key \"%s\" (an entry has directory, file, command or arguments, "
-                      "and output)", ei + 1, m->string);
+                      "and output)", ei + 1, shown(m->string, buf));
     for (const cJSON *o = e->child; o != m; o = o->next)
       if (!strcmp(o->string, m->string)) {
-        problem(d, key, "entry %d: \"%s\" given twice", ei + 1, m->string);
+        problem(d, key, "entry %d: \"%s\" given twice", ei + 1, shown(m->string, buf));
         break;
       }
   }

@@ -2,7 +2,7 @@
 # tests/fuzz/fuzz.sh — build the libFuzzer harnesses (tests/fuzz/fuzz_*.c) with clang-19
 # directly, so the fuzz test works in a gcc build, then run each for SECONDS and fail
 # on any crash, leak, sanitizer report, timeout or broken error contract.
-# usage: fuzz.sh SRCDIR WORKDIR SECONDS [TARGET...]   (targets: trace rules compare)
+# usage: fuzz.sh SRCDIR WORKDIR SECONDS [TARGET...]   (targets: trace rules compare cdb)
 # Env: LS_FUZZ_CC (default clang-19); LS_SEED_DIRS: directories of real traces to seed
 # from (one directory per run), else LS_BUILD's recorder makes some; LS_FUZZ_OPTS: extra
 # libFuzzer options. Exit 77 = skipped.
@@ -11,7 +11,7 @@ SRC=$(cd "$1" && pwd)
 WORK=$2
 SECS=$3
 shift 3
-TARGETS=${*:-trace rules compare}
+TARGETS=${*:-trace rules compare cdb}
 CC=${LS_FUZZ_CC:-clang-19}
 if ! command -v "$CC" > /dev/null 2>&1; then
   echo "fuzz: $CC not found: skipped (install clang-19 and libclang-rt-19-dev; .ci/setup does)"
@@ -35,11 +35,15 @@ for f in "$SRC"/runtime/tools/*.c "$SRC"/common/*.c "$SRC/rules/rules.c"; do
   $CC $CFLAGS -fsanitize=fuzzer-no-link -c "$f" -o "$o"
   objs="$objs $o"
 done
+# lint's compile_commands.json check (no libclang call in it: only its headers)
+# shellcheck disable=SC2086
+$CC $CFLAGS -fsanitize=fuzzer-no-link -c "$SRC/analyzer/cdb_check.c" -o "$WORK/obj/analyzer_cdb_check.o"
 tools_objs=$(echo "$objs" | tr ' ' '\n' | grep '/tools_\|/common_\|/rules_' | tr '\n' ' ')
 rules_objs="$WORK/obj/rules_rules.o $WORK/obj/common_json_file.o $WORK/obj/common_arena.o $WORK/obj/common_clock.o $WORK/obj/common_data_dir.o $WORK/obj/tools_apidb.o"
 for t in $TARGETS; do
   case $t in
     rules) deps=$rules_objs ;;
+    cdb) deps="$WORK/obj/analyzer_cdb_check.o $WORK/obj/common_json_file.o" ;;
     *) deps=$tools_objs ;;
   esac
   # shellcheck disable=SC2086
@@ -66,7 +70,9 @@ fi
 
 # Seeds: the rules files as they are; real traces (raw, and in fuzz_compare's compact
 # form) when LS_SEED_DIRS names runs; hand-made starting points otherwise.
-mkdir -p "$WORK/seeds/rules" "$WORK/seeds/trace" "$WORK/seeds/compare"
+mkdir -p "$WORK/seeds/rules" "$WORK/seeds/trace" "$WORK/seeds/compare" "$WORK/seeds/cdb"
+printf '[\n {"directory": "/w", "file": "a.c", "arguments": ["cc", "-c", "a.c"], "output": "a.o"},\n {"directory": "/w", "file": "b.c", "command": "cc -c b.c"}\n]\n' \
+  > "$WORK/seeds/cdb/two.json"
 cp "$SRC"/rules/*.json "$WORK/seeds/rules/"
 printf '{"api":"nccl","functions":[{"name":"f","kind":"collective","args":[{"name":"c","type":"int","role":"count"}],"in_place":{"buffer":"c"}}],"rank_sources":[{"call":"g","out_arg":0}],"noreturn":["exit"],"enums":{"result":{"ok":0}},"success":"ok"}' \
   > "$WORK/seeds/rules/small.json"
@@ -82,6 +88,7 @@ for t in $TARGETS; do
     trace) opts="-max_len=300000" ;;
     rules) opts="-max_len=65536 -dict=$SRC/tests/fuzz/rules.dict" ;;
     compare) opts="-max_len=8192" ;;
+    cdb) opts="-max_len=4096" ;;
   esac
   # Inputs that once failed (tests/fuzz/regress/TARGET/) run first, every time.
   regress=

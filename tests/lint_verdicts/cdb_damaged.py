@@ -55,6 +55,8 @@ CASES = [
     ("output_bool", '[{%s, "file": "a.c", "command": "cc a.c", "output": §true}]' % W,
      'entry 1: "output" must be a non-empty string, not a boolean'),
     ("unknown_key", '[{%s, "file": "a.c", "command": "cc a.c", §"bogus": 1}]' % W, 'entry 1: unknown key "bogus"'),
+    ("unknown_key_control", '[{%s, "file": "a.c", "command": "cc a.c", §"bo\ngus": 1}]' % W,
+     r'entry 1: unknown key "bo\\x0agus"'),
     ("duplicate_key", '[{%s, "file": "a.c", §"file": "b.c", "command": "cc a.c"}]' % W, 'entry 1: "file" given twice'),
     ("second_entry", '[\n  {%s, "file": "a.c", "command": "cc a.c"},\n  §{%s}\n]' % (W, W), 'entry 2: no "file"'),
     ("nul_byte", '[{%s, "file": "a.c", "command": "cc a.c"}]§\0' % W, "a NUL byte in the compilation database"),
