@@ -13,7 +13,7 @@
 #include <cjson/cJSON.h>
 
 #include "cdb_flags.h"
-#include "integ.h"
+#include "json_file.h"
 
 enum { MAX_PROBLEMS = 10 };
 
@@ -102,6 +102,15 @@ static void line_col(const char *text, const char *at, unsigned *line, unsigned 
       ++*col;
     }
   }
+}
+
+static const char *at_line_col(const char *text, unsigned line, unsigned col) { /* line_col's inverse */
+  const char *s = text;
+  for (; *s && line > 1; s++)
+    line -= *s == '\n';
+  for (; *s && *s != '\n' && col > 1; s++)
+    col--;
+  return s;
 }
 
 __attribute__((format(printf, 3, 4))) static void problem(struct db *d, const char *at, const char *fmt, ...) {
@@ -209,30 +218,24 @@ static void check_entry(struct db *d, const cJSON *e, const char *estart, int ei
 }
 
 int ls_cdb_validate(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    fprintf(stderr, "%s: error: cannot load the compilation database: %s\n", path, strerror(errno));
-    return -1;
-  }
   size_t len;
-  char *text = ls_read_all(f, &len);
-  fclose(f);
+  char *text = ls_read_file(path, &len);
   if (!text) {
-    fprintf(stderr, "%s: error: cannot load the compilation database: read error\n", path);
+    fprintf(stderr, "%s: error: cannot load the compilation database: %s\n", path, strerror(errno));
     return -1;
   }
   struct db d = {.path = path, .text = text};
   const char *body = text;
   if (len >= 3 && !memcmp(text, "\xef\xbb\xbf", 3)) /* a UTF-8 byte order mark, which libclang skips too */
     body += 3;
-  const char *end = NULL;
+  unsigned line, col;
   cJSON *root = NULL;
   if (strlen(text) != len) {
     problem(&d, text + strlen(text), "a NUL byte in the compilation database");
   } else if (!*ws(body)) {
     problem(&d, body, "the compilation database is empty");
-  } else if (!(root = cJSON_ParseWithOpts(body, &end, 1))) {
-    const char *stop = end && end >= body && end <= text + len ? end : text + len;
+  } else if (!(root = ls_json_parse(body, len - (size_t)(body - text), 1, &line, &col))) {
+    const char *stop = at_line_col(body, line, col);
     /* cJSON stops at the end of a text that ends too soon, or at the start of a string that
      * never closes: the file was cut there, and where it ends is what to show */
     if (!*ws(stop) || (stop > body && stop[-1] == '"' && !*skip_string(stop - 1)))
