@@ -155,6 +155,17 @@ static int of_color(ls_program *p, ls_node *cond, ls_node *color) {
   return 0;
 }
 
+int ls_split_guarded_comm(ls_program *p, ls_node *cond, ls_node *comm) {
+  if (scanned != p)
+    ls_split_scan(p);
+  int level = 0;
+  ls_entity *e = comm ? ls_target_of(comm, &level) : NULL;
+  for (size_t k = 0; e && level == 0 && k < nsplits; k++)
+    if (splits[k].comm == e)
+      return !splits[k].ambiguous && of_color(p, cond, splits[k].color);
+  return 0;
+}
+
 int ls_split_guarded(ls_program *p, ls_node *cond, ls_node *const *calls, int n) {
   if (scanned != p)
     ls_split_scan(p);

@@ -11,4 +11,7 @@ void ls_split_scan(ls_program *p);
  * color this branch condition is a function of (and n > 0). */
 int ls_split_guarded(ls_program *p, ls_node *cond, ls_node *const *calls, int n);
 
+/* 1 when comm (an expression naming a communicator) was split with a color cond is a function of. */
+int ls_split_guarded_comm(ls_program *p, ls_node *cond, ls_node *comm);
+
 #endif
