@@ -9,6 +9,7 @@
  * Also what the rules read of it (checks/check.h: group ends below zero, the starts, send/recv
  * outside any group) and the summary its callers use: a function that only opens (+1) or
  * only closes (-1) a group is a begin/end helper, accounted for at each call. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,6 +53,21 @@ static int same_expr(ls_node *a, ls_node *b) {
     if (!same_expr(a->kids[i], b->kids[i]))
       return 0;
   return 1;
+}
+
+static size_t expr_hash(ls_node *n) {
+  n = bare(n);
+  if (!n)
+    return 1;
+  size_t h = (size_t)n->kind * 131u + (size_t)(unsigned char)n->op * 31u + (size_t)((uintptr_t)n->ent >> 4);
+  if (n->ilit)
+    h = h * 33u + (size_t)n->ival;
+  else if (!n->ent && n->text)
+    for (const char *c = n->text; *c; c++)
+      h = h * 33u + (unsigned char)*c;
+  for (unsigned i = 0; i < n->nkids; i++)
+    h = h * 1000003u + expr_hash(n->kids[i]);
+  return h;
 }
 
 /* A condition is a fact only when evaluating it changes nothing and every variable it reads
@@ -143,6 +159,17 @@ static int node_writes(const ls_node *n, const ls_entity *e, int depth) {
   return 0;
 }
 
+/* func_writes at the top, remembered: a long function calls the same helpers many times */
+static int func_writes_memo(ls_func *g, const ls_entity *e) {
+  static _Thread_local struct { ls_func *g; const ls_entity *e; int w; } memo[1024];
+  size_t h = (((uintptr_t)g >> 4) * 31u + ((uintptr_t)e >> 4)) & 1023u;
+  if (memo[h].g == g && memo[h].e == e)
+    return memo[h].w;
+  int w = func_writes(g, e, 0);
+  memo[h].g = g, memo[h].e = e, memo[h].w = w;
+  return w;
+}
+
 static int func_writes(ls_func *g, const ls_entity *e, int depth) {
   static _Thread_local ls_func *open[6]; /* the callees being scanned, outermost first (recursion) */
   if (depth > 4)
@@ -158,6 +185,7 @@ struct esp {
   int nc;
   ls_node *cond[ESP_MAXC];
   signed char *cls;  /* block id -> tracked condition of its branch, -1 none */
+  uint16_t *kill;    /* block id -> the facts its items may change (known and value bits) */
   uint16_t *facts;   /* block id * 32 + depth bit: known facts (high byte) and values (low byte) */
 };
 
@@ -192,7 +220,7 @@ static int kills(const ls_node *n, ls_node *cond) {
         if (!m)
           continue;
         if (m->ent && (m->ent->kind == LS_ENT_GLOBAL || m->ent->kind == LS_ENT_FIELD || m->ent->pfield) &&
-            func_writes(g, field_of(m->ent), 0))
+            func_writes_memo(g, field_of(m->ent)))
           return 1;
         for (unsigned i = 0; i < m->nkids && sp < 64; i++)
           stack[sp++] = m->kids[i];
@@ -210,29 +238,53 @@ static int esp_setup(ls_func *f, struct esp *e) {
       any = ls_group_delta(f->blocks[b]->items[i]) != 0;
   if (!any)
     return 0;
+  /* conditions that come back: bucket the branch conditions by a structural hash (a long
+   * function has tens of thousands of branches), compare within a bucket */
+  size_t nb = 1;
+  while (nb < 2 * (size_t)f->nblocks)
+    nb <<= 1;
+  int *head = malloc(nb * sizeof *head), *next = malloc((size_t)f->nblocks * sizeof *next);
+  unsigned char *seen = calloc((size_t)f->nblocks, 1);
+  if (!head || !next || !seen)
+    abort();
+  for (size_t i = 0; i < nb; i++)
+    head[i] = -1;
   for (int b = 0; b < f->nblocks; b++) {
     ls_block *k = f->blocks[b];
-    if (!k->cond || k->nsucc != 2 || !pure_cond(k->cond))
+    next[b] = -1;
+    if (!k->cond || k->nsucc != 2)
       continue;
-    int known = 0;
-    for (int j = 0; j < e->nc && !known; j++)
-      known = same_expr(e->cond[j], k->cond);
-    if (known)
+    size_t h = expr_hash(k->cond) & (nb - 1);
+    next[b] = head[h];
+    head[h] = b;
+  }
+  for (int b = 0; b < f->nblocks && e->nc < ESP_MAXC; b++) {
+    ls_block *k = f->blocks[b];
+    if (!k->cond || k->nsucc != 2 || seen[b])
       continue;
     int again = 0;
-    for (int b2 = b + 1; b2 < f->nblocks && !again; b2++) {
-      ls_block *k2 = f->blocks[b2];
-      again = k2->cond && k2->nsucc == 2 && same_expr(k->cond, k2->cond);
-    }
-    if (again && e->nc < ESP_MAXC && !hidden_write(f->body, k->cond))
+    for (int b2 = head[expr_hash(k->cond) & (nb - 1)]; b2 >= 0; b2 = next[b2])
+      if (b2 != b && same_expr(k->cond, f->blocks[b2]->cond))
+        seen[b2] = 1, again = 1;
+    if (again && pure_cond(k->cond) && !hidden_write(f->body, k->cond))
       e->cond[e->nc++] = k->cond;
   }
+  free(head);
+  free(next);
+  free(seen);
   if (!e->nc)
     return 0;
   e->cls = malloc((size_t)f->nblocks);
+  e->kill = calloc((size_t)f->nblocks, sizeof *e->kill);
   e->facts = calloc((size_t)f->nblocks * 32, sizeof *e->facts);
-  if (!e->cls || !e->facts)
+  if (!e->cls || !e->kill || !e->facts)
     abort();
+  /* facts are set only on edges, so what a block's items change applies once, at its end */
+  for (int b = 0; b < f->nblocks; b++)
+    for (int i = 0; i < f->blocks[b]->nitems; i++)
+      for (int j = 0; j < e->nc; j++)
+        if (!(e->kill[b] & (0x100u << j)) && kills(f->blocks[b]->items[i], e->cond[j]))
+          e->kill[b] |= (uint16_t)(0x101u << j);
   for (int b = 0; b < f->nblocks; b++) {
     ls_block *k = f->blocks[b];
     e->cls[b] = -1;
@@ -264,21 +316,20 @@ static void group_flow(ls_func *f) {
     uint16_t fin[32];
     if (esp)
       memcpy(fin, e.facts + (size_t)k->id * 32, sizeof fin);
+    uint32_t m0 = m;
+    int net = 0;
     for (int i = 0; i < k->nitems; i++) {
       int d = ls_group_delta(k->items[i]);
-      if (esp) {
-        uint16_t kill = 0;
-        for (int j = 0; j < e.nc; j++)
-          if (kills(k->items[i], e.cond[j]))
-            kill |= (uint16_t)(0x101u << j);
-        uint16_t moved[32] = {0};
-        for (int b = 0; b < 32; b++)
-          if (m & (1u << b) && b + d >= 0 && b + d < 32)
-            moved[b + d] = fin[b] & (uint16_t)~kill;
-        memcpy(fin, moved, sizeof fin);
-      }
+      net += d;
       if (d)
         m = shift(m, d);
+    }
+    if (esp) { /* each surviving depth b came from b - net, with the block's writes applied */
+      uint16_t moved[32] = {0};
+      for (int b = 0; b < 32; b++)
+        if (m & (1u << b) && b - net >= 0 && b - net < 32 && (m0 & (1u << (b - net))))
+          moved[b] = fin[b - net] & (uint16_t)~e.kill[k->id];
+      memcpy(fin, moved, sizeof fin);
     }
     k->gout = m;
     for (int s = 0; s < k->nsucc; s++) {
@@ -323,6 +374,7 @@ static void group_flow(ls_func *f) {
   free(q);
   if (esp) {
     free(e.cls);
+    free(e.kill);
     free(e.facts);
   }
 }
