@@ -36,6 +36,7 @@ typedef struct ls_entity {
   const ls_rule_fn *rule;
   int rule_noreturn;
   unsigned src;             /* rules sources naming this function (LS_SRC_*), found once */
+  const ls_rule_flow *flow; /* value_flows entry: how a library call moves data (snprintf) */
   const ls_origin *ret_taint;
   uint64_t out_taint;       /* bit i: callee writes a rank value through param i */
   const ls_origin *out_origin;
@@ -44,6 +45,9 @@ typedef struct ls_entity {
   int fsidx;                /* 1-based bit of the flow-sensitive pass in its function, 0: none */
   /* an access path base.field of a local or parameter (taint.c): the field as one object holds it */
   struct ls_entity *pbase, *pfield;
+  /* a local pointer only ever set to &x (taint.c): a write through it is a write to x */
+  struct ls_entity *alias;
+  int alias_many;
   /* taint.c's fixpoint: the functions that read this entity's facts (re-run when it changes) */
   struct ls_reader *readers;
   int rmark;

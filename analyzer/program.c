@@ -73,6 +73,7 @@ ls_entity *ls_entity_get(ls_program *p, const char *key, const char *name, enum 
   if (kind == LS_ENT_FUNC) {
     e->rule = ls_rules_fn(p->rules, e->name);
     e->rule_noreturn = ls_rules_noreturn(p->rules, e->name);
+    e->flow = ls_rules_flow(p->rules, e->name);
     for (int i = 0; i < p->rules->nsrcs; i++) {
       const ls_rule_src *s = &p->rules->srcs[i];
       if (strcmp(s->call, e->name))

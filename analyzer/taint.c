@@ -198,6 +198,32 @@ static int path_bit(const uint64_t *st, const ls_entity *e) {
   return st[b / 64] >> (b % 64) & 1;
 }
 
+static int flow_arg(unsigned long long set, int rest, unsigned i) {
+  return (i < 64 && (set >> i & 1)) || (rest >= 0 && i >= (unsigned)rest);
+}
+
+/* What flows into a value_flows call (rules/host.json): the value or the pointee of each of
+ * its `from` arguments (`snprintf(path, n, "data.%d", rank)`, `memcpy(&x, &rank, ...)`,
+ * `fscanf(f, ...)` of a FILE* opened on a per-rank path). */
+static const ls_origin *flow_in(ls_program *p, const uint64_t *st, ls_node *n) {
+  const ls_rule_flow *fl = n->ent->flow;
+  for (unsigned i = 0; i < n->nkids; i++) {
+    if (!flow_arg(fl->from, fl->from_rest, i))
+      continue;
+    ls_node *a = unwrap(n->kids[i]);
+    const ls_origin *o = a && a->kind == CXCursor_UnaryOperator && a->op == CXUnaryOperator_AddrOf && a->nkids
+                             ? ls_expr_taint(p, st, a->kids[0])
+                             : ls_expr_taint(p, st, a);
+    if (!o && a && a->kind == CXCursor_DeclRefExpr) /* a buffer: what it holds (its value was read above) */
+      o = a->ent && a->ent->kind != LS_ENT_FUNC ? a->ent->ptaint : NULL;
+    else if (!o)
+      o = content_taint(p, st, a);
+    if (o)
+      return o;
+  }
+  return NULL;
+}
+
 const ls_origin *ls_expr_taint(ls_program *p, const uint64_t *st, ls_node *n) {
   if (!n)
     return NULL;
@@ -247,6 +273,8 @@ const ls_origin *ls_expr_taint(ls_program *p, const uint64_t *st, ls_node *n) {
       return NULL; /* API results (error codes) are not rank values */
     if (n->ent->def)
       return n->ent->ret_taint;
+    if (n->ent->flow) /* the rules say where the call's inputs go */
+      return n->ent->flow->returns ? flow_in(p, st, n) : NULL;
     if (n->ptr_result)
       return NULL; /* malloc() & co.: an address, not a rank value */
     for (unsigned i = 0; i < n->nkids; i++) { /* unknown function: result follows its inputs */
@@ -405,10 +433,45 @@ static const ls_origin *into_global(struct run *r, ls_node *at, const ls_entity 
   return hop(r->p, at, o, w);
 }
 
+/* The object a local pointer aliases (`int *p = &r;`), when it is never set to anything else. */
+static ls_entity *alias_of(const ls_entity *t) { return t && t->alias && !t->alias_many ? t->alias : NULL; }
+
+/* `p = &x` / `int *p = &x` for a local pointer p: x is what a write through p lands in */
+static void note_alias(ls_entity *t, int level, ls_node *rhs) {
+  if (!t || level != 0 || t->kind != LS_ENT_VAR)
+    return;
+  ls_node *a = unwrap(rhs);
+  int l2 = 0;
+  ls_entity *x = a && a->kind == CXCursor_UnaryOperator && a->op == CXUnaryOperator_AddrOf && a->nkids
+                     ? ls_target_of(a->kids[0], &l2)
+                     : NULL;
+  if (!x || l2 != 0 || x->pfield)
+    t->alias_many |= t->alias != NULL || a; /* set to something else: no single object */
+  else if (t->alias && t->alias != x)
+    t->alias_many = 1;
+  else
+    t->alias = x;
+}
+
 static void out_arg(struct run *r, ls_node *arg, const ls_origin *o) {
   int level = 1; /* the callee writes through the pointer it got */
   ls_entity *t = ls_target_of(arg, &level);
   taint_ent(r, t, o, level);
+  if (level == 1 && alias_of(t))
+    taint_ent(r, alias_of(t), o, 0);
+}
+
+/* a value_flows call writes what flowed in through its `into` arguments */
+static void flow_out(struct run *r, const uint64_t *st, ls_node *n) {
+  const ls_rule_flow *fl = n->ent->flow;
+  const ls_origin *o = NULL;
+  for (unsigned i = 0; i < n->nkids; i++) {
+    if (!flow_arg(fl->into, fl->into_rest, i))
+      continue;
+    if (!o && !(o = flow_in(r->p, st, n)))
+      return;
+    out_arg(r, n->kids[i], o);
+  }
 }
 
 static void apply(struct run *r, const uint64_t *st, ls_node *n) {
@@ -418,11 +481,15 @@ static void apply(struct run *r, const uint64_t *st, ls_node *n) {
   case CXCursor_VarDecl:
     for (unsigned i = 0; i < n->nkids; i++)
       taint_ent(r, n->ent, ls_expr_taint(p, st, n->kids[i]), 0);
+    if (n->nkids)
+      note_alias(n->ent, 0, n->kids[n->nkids - 1]);
     return;
   case CXCursor_BinaryOperator:
   case CXCursor_CompoundAssignOperator:
     if (n->nkids == 2) {
       ls_entity *t = ls_target_of(n->kids[0], &tp);
+      if (n->kind == CXCursor_BinaryOperator && n->op == CXBinaryOperator_Assign)
+        note_alias(t, tp, n->kids[1]);
       taint_ent(r, t, into_global(r, n, t, tp, ls_expr_taint(p, st, n->kids[1]), "to a rank-dependent value"), tp);
     }
     return;
@@ -452,6 +519,8 @@ static void apply(struct run *r, const uint64_t *st, ls_node *n) {
       if (!s->uniform && s->out_arg >= 0 && (unsigned)s->out_arg < n->nkids && n->text && !strcmp(s->call, n->text))
         out_arg(r, n->kids[s->out_arg], origin_at(p, n, "rank-dependent value from "));
     }
+    if (e->flow && !e->def)
+      flow_out(r, st, n);
     if (e->def) {
       ls_func *g = e->def;
       /* an overloaded call operator (a lambda) gets the closure object as argument 0 */
@@ -646,6 +715,16 @@ static void paths_set(ls_fs *x, uint64_t *st, const ls_entity *base, const ls_en
 }
 
 /* one item's effect on the state st (which its values are also read in) */
+/* the local an out-argument writes: `&x`, or a pointer only ever set to &x */
+static ls_entity *fs_out_target(ls_node *arg) {
+  ls_entity *t = fs_target(arg, 1);
+  if (t)
+    return t;
+  int level = 1;
+  t = alias_of(ls_target_of(arg, &level));
+  return level == 1 && t && t->fsidx ? t : NULL;
+}
+
 static void fs_step(ls_program *p, ls_fs *x, ls_node *n, uint64_t *st, const ls_origin *impl) {
   ls_entity *t;
   int level;
@@ -686,7 +765,7 @@ static void fs_step(ls_program *p, ls_fs *x, ls_node *n, uint64_t *st, const ls_
     if (e->rule)
       for (int i = 0; i < e->rule->nargs && (unsigned)i < n->nkids; i++) {
         enum ls_role ro = e->rule->roles[i];
-        if (ro == LS_ROLE_OUT_RANK && (t = fs_target(n->kids[i], 1)))
+        if (ro == LS_ROLE_OUT_RANK && (t = fs_out_target(n->kids[i])))
           ls_fs_set(st, t, 1);
         if (ro == LS_ROLE_RECVBUF && e->rule->kind == LS_KIND_COLLECTIVE && (t = fs_target(n->kids[i], 1)))
           ls_fs_set(st, t, 0); /* what a collective delivers is the same on every rank */
@@ -700,6 +779,10 @@ static void fs_step(ls_program *p, ls_fs *x, ls_node *n, uint64_t *st, const ls_
           !strcmp(r->call, n->text) && (t = fs_target(n->kids[r->out_arg], 1)))
         ls_fs_set(st, t, !r->uniform); /* MPI_Comm_size(c, &n): uniform from here on */
     }
+    if (e->flow && !e->def && flow_in(p, st, n)) /* only ever adds: a partial write (strcat) keeps what was there */
+      for (unsigned i = 0; i < n->nkids; i++)
+        if (flow_arg(e->flow->into, e->flow->into_rest, i) && (t = fs_out_target(n->kids[i])))
+          ls_fs_set(st, t, 1);
     if (e->def && e->out_taint)
       for (unsigned i = 0; i < n->nkids && i < 64; i++)
         if (e->out_taint >> i & 1 && (t = fs_target(n->kids[i], 1)))

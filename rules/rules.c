@@ -361,6 +361,76 @@ static int load_enums(ls_arena *a, struct ctx *c, const cJSON *en, ls_rules_file
   return 0;
 }
 
+/* an argument index 0..63, or -1 for an absent key; -2 after reporting a bad one */
+static int flow_index(struct ctx *c, const cJSON *v, const char *k) {
+  if (!v)
+    return -1;
+  if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble > 63 || v->valuedouble != (double)(int)v->valuedouble) {
+    char m[128];
+    snprintf(m, sizeof m, "\"%s\" must hold argument indices 0..63", k);
+    fail(c, m);
+    return -2;
+  }
+  return (int)v->valuedouble;
+}
+
+/* `value_flows`: [{call, from?, from_rest?, into?, into_rest?, returns?}] (SCHEMA.md) */
+static int load_flows(ls_rules *r, ls_arena *a, struct ctx *c, const cJSON *root, int *found) {
+  const cJSON *vf = cJSON_GetObjectItemCaseSensitive(root, "value_flows");
+  if (!vf)
+    return 0;
+  *found = 1;
+  snprintf(c->key, sizeof c->key, "value_flows");
+  if (!cJSON_IsArray(vf))
+    return fail(c, "must be an array");
+  int i = 0;
+  const cJSON *it;
+  cJSON_ArrayForEach(it, vf) {
+    snprintf(c->key, sizeof c->key, "value_flows[%d]", i++);
+    if (!cJSON_IsObject(it))
+      return fail(c, "must be an object {call, from?, from_rest?, into?, into_rest?, returns?}");
+    int err = 0;
+    const char *call = get_str(c, it, "call", 1, &err);
+    if (err)
+      return -1;
+    ls_rule_flow fl = {.call = ls_strdup(a, call)};
+    static const char *sets[2] = {"from", "into"};
+    unsigned long long *bits[2] = {&fl.from, &fl.into};
+    for (int s = 0; s < 2; s++) {
+      const cJSON *arr = cJSON_GetObjectItemCaseSensitive(it, sets[s]);
+      if (arr && !cJSON_IsArray(arr)) {
+        char m[128];
+        snprintf(m, sizeof m, "\"%s\" must be an array of argument indices", sets[s]);
+        return fail(c, m);
+      }
+      const cJSON *v;
+      cJSON_ArrayForEach(v, arr) {
+        int k = flow_index(c, v, sets[s]);
+        if (k < 0)
+          return -1;
+        *bits[s] |= 1ull << k;
+      }
+    }
+    if ((fl.from_rest = flow_index(c, cJSON_GetObjectItemCaseSensitive(it, "from_rest"), "from_rest")) == -2 ||
+        (fl.into_rest = flow_index(c, cJSON_GetObjectItemCaseSensitive(it, "into_rest"), "into_rest")) == -2)
+      return -1;
+    const cJSON *ret = cJSON_GetObjectItemCaseSensitive(it, "returns");
+    if (ret && !cJSON_IsBool(ret))
+      return fail(c, "\"returns\" must be true or false");
+    fl.returns = cJSON_IsTrue(ret);
+    if (!fl.from && fl.from_rest < 0)
+      return fail(c, "needs \"from\" or \"from_rest\": the arguments whose data flows");
+    if (!fl.into && fl.into_rest < 0 && !fl.returns)
+      return fail(c, "needs \"into\", \"into_rest\" or \"returns\": where the data goes");
+    if (ls_rules_flow(r, fl.call))
+      return fail(c, "this call has a value_flows entry already");
+    r->flows = grow(r->flows, r->nflows, sizeof *r->flows);
+    r->flows[r->nflows++] = fl;
+  }
+  c->key[0] = 0;
+  return 0;
+}
+
 int ls_rules_load(ls_rules *r, ls_arena *a, const char *path) {
   struct ctx c = {.path = path, .errs = r->errs ? r->errs : stderr};
   ls_rules_file file = {.path = ls_strdup(a, path)};
@@ -453,7 +523,7 @@ int ls_rules_load(ls_rules *r, ls_arena *a, const char *path) {
     r->npending++;
   }
   int host = 0;
-  if (load_host(r, a, &c, root, &host))
+  if (load_host(r, a, &c, root, &host) || load_flows(r, a, &c, root, &host))
     goto out;
   /* `success`: the result that means "done, no error" (check_nonblocking.c) */
   c.key[0] = 0;
@@ -558,6 +628,13 @@ const ls_rule_fn *ls_rules_fn(const ls_rules *r, const char *name) {
   for (int i = 0; i < r->nfns; i++) /* the first letter first: most names differ there */
     if (r->fns[i].name[0] == name[0] && !strcmp(r->fns[i].name, name))
       return &r->fns[i];
+  return NULL;
+}
+
+const ls_rule_flow *ls_rules_flow(const ls_rules *r, const char *name) {
+  for (int i = 0; name && i < r->nflows; i++)
+    if (r->flows[i].call[0] == name[0] && !strcmp(r->flows[i].call, name))
+      return &r->flows[i];
   return NULL;
 }
 

@@ -76,10 +76,17 @@ typedef struct ls_rules_file { /* what a file says of its library as a whole */
   const char *success, *pending; /* result names, NULL when absent */
   ls_rule_enums *enums; int nenums;
 } ls_rules_file;
+typedef struct ls_rule_flow { /* value_flows entry (rules/host.json): a library call's data flow */
+  const char *call;
+  unsigned long long from, into; /* bit i: argument i (its value and what it points to) */
+  int from_rest, into_rest;      /* this argument and all after it too (variadic); -1: none */
+  int returns;                   /* the return value carries what flows in */
+} ls_rule_flow;
 typedef struct ls_rules {
   FILE *errs;               /* where load errors go; NULL: stderr */
   ls_rules_file *files;     /* nfiles of them, in load order */
   ls_rule_fn *fns; int nfns;
+  ls_rule_flow *flows; int nflows;
   ls_rule_src *srcs; int nsrcs;
   const char **noreturn; int nnoreturn;
   const char **pending; int npending; /* top-level `pending` of each file (ncclInProgress) */
@@ -120,5 +127,6 @@ const char *ls_rules_enum_name(const ls_rules_file *f, const char *group, long l
  * <dir of this binary>/../share/lockstep/rules, else the source tree's of this build, else
  * the configured install's. Never NULL; may not exist. */
 const char *ls_rules_dir_default(void);
+const ls_rule_flow *ls_rules_flow(const ls_rules *r, const char *name);
 
 #endif

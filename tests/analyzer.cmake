@@ -62,6 +62,10 @@ if(LOCKSTEP_ANALYZER AND TARGET lockstep)
                    ${_in}/origin_chain.expected -I/usr/local/cuda/include)
   set_tests_properties(analyzer.notes_origin_chain PROPERTIES TIMEOUT 60 LABELS analyzer)
   lint_test(flow_verify 0 "flow\\.c: verified .2 expected warnings." --verify ${_in}/flow.c ${_cuda})
+  # rank values through C library calls (rules/host.json value_flows) and a pointer alias
+  lint_test(outparams_verify 0 "outparams\\.c: verified .6 expected warnings." --verify ${_in}/outparams.c ${_cuda})
+  lint_test(rules_flow 2 "bad_flow\\.json: error: value_flows.1.: \"into_rest\" must hold argument indices 0..63"
+            --rules ${_in}/bad_flow.json ${_in}/clean.c)
   add_test(NAME analyzer.compile_commands
            COMMAND bash ${_an}/cdb_test.sh $<TARGET_FILE:lockstep> ${_in} ${CMAKE_CURRENT_BINARY_DIR}/analyzer_cdb)
   set_tests_properties(analyzer.unit.cfg_taint analyzer.compile_commands PROPERTIES TIMEOUT 120 LABELS analyzer)
