@@ -29,7 +29,7 @@ if(LOCKSTEP_ANALYZER)
 endif()
 set(LS_OOM_ENV ${LS_RT_ENV} "LS_FAILREALLOC=$<TARGET_FILE:ls_fail_realloc>" ${LS_LINT_FIXTURE_ENV})
 add_test(NAME tools.oom_realloc COMMAND sh ${LS_RT_DIR}/t_oom_realloc.sh)
-set_tests_properties(tools.oom_realloc PROPERTIES TIMEOUT 120 ENVIRONMENT "${LS_OOM_ENV}"
+set_tests_properties(tools.oom_realloc PROPERTIES TIMEOUT 300 ENVIRONMENT "${LS_OOM_ENV}"
                      SKIP_RETURN_CODE 77)
 
 # The commands' write-error policy (cli/main.c): output to a full disk

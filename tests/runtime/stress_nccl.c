@@ -534,12 +534,16 @@ static void run_signals(int nthreads, long n, int hang) {
 
 /* ---- exit CODE exit|return|thread ---------------------------------------------------- */
 
+static int g_started; /* atomic: forever_main threads past their first call */
+
 static void *forever_main(void *arg) {
   struct scomm *sc = arg;
   for (long i = 0;; i++) {
     ncclResult_t r = ncclAllReduce(buf, buf, (size_t)i, F32, SUM, sc->comm, STREAM);
     if (r != ncclSuccess)
       failf("ncclAllReduce returned %d at %ld", (int)r, i);
+    if (i == 0)
+      __atomic_fetch_add(&g_started, 1, __ATOMIC_RELEASE);
   }
   return NULL;
 }
@@ -558,6 +562,9 @@ static int run_exit(int code, const char *how) {
     pthread_t t;
     pthread_create(&t, NULL, forever_main, &comms[c]);
   }
+  /* every communicator has calls before the exit, however loaded the machine */
+  while (__atomic_load_n(&g_started, __ATOMIC_ACQUIRE) < 4)
+    usleep(1000);
   if (!strcmp(how, "thread")) {
     pthread_t t;
     pthread_create(&t, NULL, exiter_main, (void *)(intptr_t)code);
