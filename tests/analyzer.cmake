@@ -49,6 +49,9 @@ if(LOCKSTEP_ANALYZER AND TARGET lockstep)
   lint_test(suppression 0 "^$" ${_in}/suppressed.c ${_cuda})
   lint_test(verify_mismatch 1 "cdb_b\\.c:9:3: error: unexpected warning .rank-divergent-collective."
             --verify ${_in}/cdb_a.c ${_in}/cdb_b.c ${_cuda})
+  # a return inside a function's second group names that group's start, not the first one's
+  lint_test(notes_group_opener 1 "group_opener\\.c:7:3: note: group opened here"
+            ${_in}/group_opener.c ${_cuda})
   # the notes of a side that issues its collectives only sometimes say what decides it
   lint_test(notes_nested_if 1 "nested_sides\\.c:9:7: note: one side issues: ncclAllReduce [(]depending on the condition at line 10[)]"
             ${_in}/nested_sides.c ${_cuda})

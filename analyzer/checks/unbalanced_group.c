@@ -9,6 +9,19 @@
 
 #define GZ LS_GZ
 
+/* The group start an exit leaves open: the last API group start above the exit in its file
+ * (a function that opens and closes several groups names the one the exit is in, not its
+ * first); the function's first start when none is above it. */
+static ls_node *opener(ls_check_ctx *c, const char *file, unsigned line) {
+  ls_node *best = NULL;
+  for (size_t j = 0; j < c->starts.n; j++) {
+    ls_node *s = c->starts.v[j];
+    if (s->ent && s->ent->rule && s->file == file && s->line <= line && (!best || s->line > best->line))
+      best = s;
+  }
+  return best ? best : c->first_start;
+}
+
 void ls_check_unbalanced_group(ls_check_ctx *c) {
   ls_func *f = c->f;
   if (f->group_helper)
@@ -73,9 +86,10 @@ void ls_check_unbalanced_group(ls_check_ctx *c) {
     if (!fd)
       continue;
     fd->seqkey = key;
-    if (c->first_start) {
-      ls_vec_push(&fd->notes, ls_check_loc(c->p, c->first_start->file, c->first_start->line, c->first_start->col, "group opened here"));
-      ls_vec_push(&fd->sites, ls_check_loc(c->p, c->first_start->file, c->first_start->line, c->first_start->col, ls_callee(c->first_start)));
+    ls_node *o = opener(c, file, line);
+    if (o) {
+      ls_vec_push(&fd->notes, ls_check_loc(c->p, o->file, o->line, o->col, "group opened here"));
+      ls_vec_push(&fd->sites, ls_check_loc(c->p, o->file, o->line, o->col, ls_callee(o)));
     }
   }
 }
