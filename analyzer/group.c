@@ -184,7 +184,7 @@ static int func_writes(ls_func *g, const ls_entity *e, int depth) {
 struct esp {
   int nc;
   ls_node *cond[ESP_MAXC];
-  signed char *cls;  /* block id -> tracked condition of its branch, -1 none */
+  int16_t *cls;      /* block id -> tracked condition of its branch, -1 none */
   uint16_t *kill;    /* block id -> the facts its items may change (known and value bits) */
   uint16_t *facts;   /* block id * 32 + depth bit: known facts (high byte) and values (low byte) */
 };
@@ -274,7 +274,7 @@ static int esp_setup(ls_func *f, struct esp *e) {
   free(seen);
   if (!e->nc)
     return 0;
-  e->cls = malloc((size_t)f->nblocks);
+  e->cls = malloc((size_t)f->nblocks * sizeof *e->cls);
   e->kill = calloc((size_t)f->nblocks, sizeof *e->kill);
   e->facts = calloc((size_t)f->nblocks * 32, sizeof *e->facts);
   if (!e->cls || !e->kill || !e->facts)
@@ -290,7 +290,7 @@ static int esp_setup(ls_func *f, struct esp *e) {
     e->cls[b] = -1;
     for (int j = 0; j < e->nc && k->cond && k->nsucc == 2; j++)
       if (same_expr(e->cond[j], k->cond))
-        e->cls[b] = (signed char)j;
+        e->cls[b] = (int16_t)j;
   }
   return 1;
 }

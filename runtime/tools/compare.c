@@ -437,6 +437,11 @@ static struct ls_ref ref_at(const struct ls_comm_rank *ccr, size_t i) {
     if (r->comm_id == x->comm && r->comm_rank == x->rank && sequenced(r) && r->seq == base + cr->len)
       cr->v[cr->len++] = (struct ls_ref){t, r};
   }
+  if (i - cr->base >= cr->len) { /* build_comms counted cr->n contiguous seqs in record order */
+    fprintf(stderr, "lockstep: internal error: comm %016llx rank %d seq %zu not in its trace\n",
+            (unsigned long long)x->comm, (int)x->rank, i);
+    abort();
+  }
   return cr->v[i - cr->base];
 }
 
@@ -1454,7 +1459,8 @@ static void run_free(struct cmp_run *run, struct ls_compare *c) {
 int ls_compare_run(const struct ls_trace_set *set, const struct ls_apidb *db, struct ls_compare *out) {
   memset(out, 0, sizeof *out);
   const char *blk = getenv("LOCKSTEP_COMPARE_BLOCK");
-  g_block = blk && atol(blk) >= 2 ? (size_t)atol(blk) : 256;
+  long b = blk ? strtol(blk, NULL, 10) : 0;
+  g_block = b >= 2 ? (size_t)b : 256;
   struct cmp_run run = {set, db, ls_xrealloc(NULL, (set->n ? set->n : 1) * sizeof *run.ti), 0};
   memset(run.ti, 0, (set->n ? set->n : 1) * sizeof *run.ti);
   if (build_comms(&run, out)) {

@@ -421,7 +421,7 @@ static int list_dir(const char *dir, char ***names, size_t *n, size_t *cap) {
 
 int ls_ncpus(void) {
   const char *env = getenv("LOCKSTEP_THREADS");
-  long n = env && *env ? atol(env) : sysconf(_SC_NPROCESSORS_ONLN);
+  long n = env && *env ? strtol(env, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
   return n < 1 ? 1 : n > 64 ? 64 : (int)n;
 }
 
