@@ -10,6 +10,32 @@
 
 #include "checks/check.h"
 
+/* checks.def's runs by stage, in its order */
+#define LS_CHECK(NAME, id, stage, run) stage##_RUN(run)
+#define LS_AFTER_RUN(run)
+#define LS_PROGRAM_RUN(run)
+#define LS_ALSO_RUN(run)
+#define LS_FUNC_RUN(run) run,
+static void (*const func_rules[])(ls_check_ctx *) = {
+#include "checks/checks.def"
+};
+#undef LS_FUNC_RUN
+#define LS_FUNC_RUN(run)
+#undef LS_AFTER_RUN
+#define LS_AFTER_RUN(run) run,
+static void (*const after_rules[])(ls_program *, ls_func *, ls_vec *) = {
+#include "checks/checks.def"
+};
+#undef LS_AFTER_RUN
+#define LS_AFTER_RUN(run)
+#undef LS_PROGRAM_RUN
+#define LS_PROGRAM_RUN(run) run,
+static void (*const program_rules[])(ls_program *, ls_vec *) = {
+#include "checks/checks.def"
+};
+#undef LS_PROGRAM_RUN
+#undef LS_CHECK
+
 /* The distinct rules kinds and each rules function's index among them (63: the 64th and
  * later share a bit), so the call-graph walk can note which kinds a body calls. */
 static void kinds_build(ls_program *p) {
@@ -175,10 +201,8 @@ static void analyze(ls_check_ctx *c, ls_func *f) {
   }
   ls_group_analyze(c);
   /* the rules of one function write only their findings: the order they run in is free */
-  ls_check_rank_divergent_collective(c);
-  ls_check_unbalanced_group(c);
-  ls_check_rank_dependent_argument(c);
-  ls_check_ungrouped_p2p(c);
+  for (size_t i = 0; i < sizeof func_rules / sizeof *func_rules; i++)
+    func_rules[i](c);
   ls_fs_free(&c->fs);
   f->analyzed = 1;
 }
@@ -220,11 +244,12 @@ void ls_checks_run(ls_program *p, ls_vec *findings) {
     int in_impl = 0;
     for (size_t j = 0; j < impl.n && !in_impl && f->file; j++)
       in_impl = !strcmp(impl.v[j], f->file);
-    if (!in_impl)
-      ls_check_contracts(p, f, findings);
+    for (size_t r = 0; r < sizeof after_rules / sizeof *after_rules && !in_impl; r++)
+      after_rules[r](p, f, findings);
   }
   free(impl.v);
-  ls_check_threads(p, findings);
+  for (size_t r = 0; r < sizeof program_rules / sizeof *program_rules; r++)
+    program_rules[r](p, findings);
   if (getenv("LOCKSTEP_LINT_STATS"))
     fprintf(stderr, "lockstep lint: cfg %.3fs, taint %.3fs, checks %.3fs\n", t1 - t0, t2 - t1, ls_cpu_now() - t2);
   free(order.v);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "checks/rule_ids.h"
 #include "integ.h"
 
 static int ws_before(const char *l, unsigned col) {
@@ -122,9 +123,9 @@ void ls_fixits(ls_arena *a, ls_vec *findings) {
     ls_finding *f = findings->v[i];
     if (f->fix)
       continue;
-    if (!strcmp(f->rule, "unbalanced-group") && f->seqkey && !strcmp(f->seqkey, "error-return"))
+    if (!strcmp(f->rule, ls_rule_id(LS_RULE_UNBALANCED_GROUP)) && f->seqkey && !strcmp(f->seqkey, "error-return"))
       fix_return(a, f);
-    else if (!strcmp(f->rule, "ungrouped-p2p"))
+    else if (!strcmp(f->rule, ls_rule_id(LS_RULE_UNGROUPED_P2P)))
       fix_p2p(a, f);
   }
 }

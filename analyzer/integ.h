@@ -2,7 +2,7 @@
  * documentation (rules/docs/lint_rules.json, the one description of each rule that the
  * text output, SARIF, `lockstep rules` and `lockstep explain` all read), SARIF 2.1.0 output,
  * baselines and per-rule selection, parallel parsing of a compilation database, and the
- * progress line / run summary. Non-goal: any analysis; the checks live in checks/. */
+ * progress line / run summary. Non-goal: any analysis; the rules live in checks/ (checks.def). */
 #ifndef LOCKSTEP_INTEG_H
 #define LOCKSTEP_INTEG_H
 

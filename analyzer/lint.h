@@ -165,7 +165,7 @@ typedef struct ls_program {
   /* the distinct rules kinds ("memcpy", ...) and each rules function's index among them */
   const char **kind_names; int nkind_names;
   unsigned char *fn_kind;
-  int nb_need;              /* check_nonblocking.c: 0 not known yet, 1 no function needs it, 2 some may */
+  int nb_need;              /* checks/nonblocking.c: 0 not known yet, 1 no function needs it, 2 some may */
   double t_parse, t_convert, t_analyze; /* seconds, for LOCKSTEP_LINT_STATS */
   size_t nnodes;
 } ls_program;
@@ -279,9 +279,9 @@ int ls_func_calls_kind(const ls_program *p, const ls_func *f, const char *kind);
 /* The bit of calls_kinds that stands for `kind` (0: no rules function has it; all bits
  * before the bodies are walked). */
 uint64_t ls_kind_mask(const ls_program *p, const char *kind);
-/* The API-contract checks (check_contracts.c), per analyzed function, after the others. */
+/* The API-contract checks (checks/contracts.c), per analyzed function, after the others. */
 void ls_check_contracts(ls_program *p, ls_func *f, ls_vec *findings);
-/* Host-side contracts (check_threads.c): group-across-threads and
+/* Host-side contracts (checks/threads.c): group-across-threads and
  * completion-assumed-at-group-end, once all functions are analyzed. */
 void ls_check_threads(ls_program *p, ls_vec *findings);
 /* Group depth (group.c): bit LS_GZ+d of a block's gin/gout mask means depth d is possible
@@ -289,7 +289,7 @@ void ls_check_threads(ls_program *p, ls_vec *findings);
  * (+1 group start, -1 group end, a begin/end helper's summarized net effect, else 0). */
 #define LS_GZ 8
 int ls_group_delta(const ls_node *n);
-/* Non-blocking communicator contracts (check_nonblocking.c), called by ls_check_contracts. */
+/* Non-blocking communicator contracts (checks/nonblocking.c), called by ls_check_contracts. */
 void ls_check_nonblocking(ls_program *p, ls_func *f, ls_vec *findings);
 
 /* output / suppression / verify (report.c) */

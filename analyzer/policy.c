@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "checks/rule_ids.h"
 #include "integ.h"
 
 int ls_rule_in_list(const char *list, const char *rule) {
@@ -139,7 +140,7 @@ int ls_policy_option(ls_policy *pol, int argc, char **argv, int *i) {
   return missing ? -1 : 0;
 }
 
-static int check_list(const char *opt, const char *list, const ls_rule_docs *d) {
+static int check_list(const char *opt, const char *list) {
   if (!list)
     return 0;
   if (!*list) {
@@ -148,9 +149,7 @@ static int check_list(const char *opt, const char *list, const ls_rule_docs *d) 
   }
   for (const char *p = list; *p;) {
     size_t w = strcspn(p, ",");
-    int ok = w == 3 && !strncmp(p, "all", 3);
-    for (int k = 0; k < d->n && !ok; k++)
-      ok = strlen(d->v[k].id) == w && !strncmp(p, d->v[k].id, w);
+    int ok = (w == 3 && !strncmp(p, "all", 3)) || ls_rule_find(p, w) >= 0;
     if (!ok) {
       fprintf(stderr, "lockstep lint: error: %s: unknown rule '%.*s' (see `lockstep rules`)\n", opt, (int)w, p);
       return -1;
@@ -177,16 +176,17 @@ static int names(const char *list, const char *id) {
 }
 
 int ls_policy_validate(const ls_policy *pol, const ls_rule_docs *d) {
-  if (check_list("--enable", pol->enable, d) || check_list("--disable", pol->disable, d) ||
-      check_list("--warnings-as-errors", pol->werror, d))
+  (void)d; /* loaded, so checked against checks.def: the rules are the table's */
+  if (check_list("--enable", pol->enable) || check_list("--disable", pol->disable) ||
+      check_list("--warnings-as-errors", pol->werror))
     return -1;
   /* lists that contradict each other: which one wins would be a guess */
   if (pol->enable && ls_rule_in_list(pol->disable, "all")) {
     fprintf(stderr, "lockstep lint: error: --disable=all turns off every rule --enable=%s names\n", pol->enable);
     return -1;
   }
-  for (int k = 0; k < d->n; k++) {
-    const char *id = d->v[k].id;
+  for (int k = 0; k < LS_NRULES; k++) {
+    const char *id = ls_rule_id((enum ls_rule)k);
     if (names(pol->enable, id) && names(pol->disable, id)) {
       fprintf(stderr, "lockstep lint: error: --enable and --disable both name '%s'\n", id);
       return -1;

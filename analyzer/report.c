@@ -8,6 +8,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "checks/rule_ids.h"
 #include "integ.h"
 #include "lint.h"
 #include "xalloc.h"
@@ -291,6 +292,12 @@ int ls_verify(ls_arena *a, char **files, int nfiles, ls_vec *findings) {
         if (nex == capex) {
           capex = capex ? 2 * capex : 8;
           ex = ls_xrealloc(ex, capex * sizeof *ex);
+        }
+        if (ls_rule_find(q + 2, (size_t)(e - (q + 2))) < 0) {
+          fprintf(stderr, "%s:%u: error: unknown rule '%.*s' in annotation (see `lockstep rules`)\n", file, ln,
+                  (int)(e - (q + 2)), q + 2);
+          fbad = 1;
+          continue;
         }
         ex[nex].line = (unsigned)target;
         memcpy(ex[nex].rule, q + 2, (size_t)(e - (q + 2)));

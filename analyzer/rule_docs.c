@@ -7,6 +7,7 @@
 #include <string.h>
 #include <limits.h>
 
+#include "checks/rule_ids.h"
 #include "commands.h"
 #include "integ.h"
 
@@ -40,6 +41,24 @@ int ls_rule_docs_load(ls_rule_docs *d, ls_arena *a) {
     }
     d->v[i] = (ls_rule_doc){val[0], val[1], val[2], val[3], val[4], val[5], val[6]};
   }
+  /* which rules exist, and their order, is checks.def's; the file documents each once */
+  ls_rule_doc *v = ls_alloc(a, LS_NRULES * sizeof *v);
+  for (i = 0; i < d->n; i++) {
+    int r = ls_rule_find(d->v[i].id, strlen(d->v[i].id));
+    if (r < 0 || v[r].id) {
+      fprintf(stderr, "%s: error: rules[%d]: \"id\" '%s' is %s\n", path, i, d->v[i].id,
+              r < 0 ? "not a rule of this lockstep" : "documented twice");
+      goto out;
+    }
+    v[r] = d->v[i];
+  }
+  for (int r = 0; r < LS_NRULES; r++)
+    if (!v[r].id) {
+      fprintf(stderr, "%s: error: rule '%s' is not documented\n", path, ls_rule_id((enum ls_rule)r));
+      goto out;
+    }
+  d->v = v;
+  d->n = LS_NRULES;
   rc = 0;
 out:
   cJSON_Delete(root);

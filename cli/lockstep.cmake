@@ -4,7 +4,7 @@
 file(GLOB LOCKSTEP_TOOLS_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/runtime/tools/*.c)
 add_library(lockstep_tools STATIC ${LOCKSTEP_TOOLS_SOURCES})
 target_include_directories(lockstep_tools PUBLIC ${PROJECT_SOURCE_DIR}/runtime ${PROJECT_SOURCE_DIR}/runtime/tools
-                           PRIVATE ${PROJECT_SOURCE_DIR}/cli)
+                           PRIVATE ${PROJECT_SOURCE_DIR}/cli ${PROJECT_SOURCE_DIR}/analyzer/checks) # rule_ids.h
 target_compile_options(lockstep_tools PRIVATE ${LOCKSTEP_WARNINGS})
 target_link_libraries(lockstep_tools PUBLIC lockstep_rules lockstep_common cjson Threads::Threads ${CMAKE_DL_LIBS})
 target_compile_definitions(lockstep_tools PRIVATE

@@ -270,7 +270,7 @@ static int load_ints(ls_arena *a, struct ctx *c, const cJSON *arr, long long **v
   return 0;
 }
 
-/* rules/host.json's top-level keys for check_threads.c: `thread_regions` (pragmas whose
+/* rules/host.json's top-level keys for lint's checks/threads.c: `thread_regions` (pragmas whose
  * statement runs on other threads), `primary_thread_regions` (inside those, on the primary
  * thread only), `stream_nonblocking_flag`, `default_streams`. */
 static int load_host(ls_rules *r, ls_arena *a, struct ctx *c, const cJSON *root, int *found) {
@@ -506,7 +506,7 @@ int ls_rules_load(ls_rules *r, ls_arena *a, const char *path) {
     r->noreturn = grow(r->noreturn, r->nnoreturn, sizeof *r->noreturn);
     r->noreturn[r->nnoreturn++] = ls_strdup(a, it->valuestring);
   }
-  /* `pending`: the result that means "not finished yet" (check_contracts.c); several
+  /* `pending`: the result that means "not finished yet" (lint's checks/contracts.c); several
    * files may each name one */
   const cJSON *pend = cJSON_GetObjectItemCaseSensitive(root, "pending");
   if (pend) {
@@ -525,7 +525,7 @@ int ls_rules_load(ls_rules *r, ls_arena *a, const char *path) {
   int host = 0;
   if (load_host(r, a, &c, root, &host) || load_flows(r, a, &c, root, &host))
     goto out;
-  /* `success`: the result that means "done, no error" (check_nonblocking.c) */
+  /* `success`: the result that means "done, no error" (lint's checks/nonblocking.c) */
   c.key[0] = 0;
   const char *succ = get_str(&c, root, "success", 0, &err);
   if (err)

@@ -99,7 +99,7 @@ typedef struct ls_rules {
   long long *legacy_streams; int nlegacy;
   long long *per_thread_streams; int nper_thread;
   const char **success; int nsuccess; /* top-level `success` of each file (ncclSuccess) */
-  /* top-level `nonblocking` (check_nonblocking.c): a config whose field `nb_field` holds
+  /* top-level `nonblocking` (lint's checks/nonblocking.c): a config whose field `nb_field` holds
    * `nb_value` makes a non-blocking communicator; a null config inherits from `comm` */
   const char *nb_field; long long nb_value; int nb_null_inherits;
   /* a creation from a non-blocking `comm` (split, shrink) sets `*out_comm` only once the

@@ -47,6 +47,13 @@ if(LOCKSTEP_ANALYZER AND TARGET lockstep)
   lint_test(text_format 1 "cdb_b\\.c:9:3: warning: .*.rank-divergent-collective." ${_in}/cdb_a.c ${_in}/cdb_b.c ${_cuda})
   lint_test(json_format 1 "\"fingerprint\":[ \t]*\"[0-9a-f]{16}\"" --format=json ${_in}/cdb_a.c ${_in}/cdb_b.c ${_cuda})
   lint_test(suppression 0 "^$" ${_in}/suppressed.c ${_cuda})
+  # the fixture checker and the rule documentation read checks.def's table of rules
+  lint_test(verify_unknown_rule 1 "unknown_rule\\.c:8: error: unknown rule 'rank-divergent-colective' in annotation"
+            --verify ${_in}/unknown_rule.c ${_cuda})
+  add_test(NAME analyzer.docs_table COMMAND ${_expect} 2 "lint_rules\\.json: error: rule 'ungrouped-p2p' is not documented"
+           -- $<TARGET_FILE:lockstep> rules)
+  set_tests_properties(analyzer.docs_table PROPERTIES TIMEOUT 60 LABELS analyzer
+                       ENVIRONMENT LOCKSTEP_RULES_DIR=${_in}/docs_partial)
   lint_test(verify_mismatch 1 "cdb_b\\.c:9:3: error: unexpected warning .rank-divergent-collective."
             --verify ${_in}/cdb_a.c ${_in}/cdb_b.c ${_cuda})
   # a return inside a function's second group names that group's start, not the first one's

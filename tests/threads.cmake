@@ -1,4 +1,4 @@
-# tests/threads.cmake — lint's host-side contract rules (analyzer/check_threads.c):
+# tests/threads.cmake — lint's host-side contract rules (analyzer/checks/threads.c):
 # group-across-threads and completion-assumed-at-group-end on edge cases beyond the fixtures
 # (tests/threads/*, checked with --verify), OpenMP code linted with and without -fopenmp,
 # rules/host.json's keys rejected with a message when malformed, and the rules staying

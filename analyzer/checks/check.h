@@ -6,6 +6,7 @@
 #define LOCKSTEP_CHECK_H
 
 #include "lint.h"
+#include "rule_ids.h"
 
 struct ls_sbuf { char *s; size_t n, cap; };
 

@@ -85,7 +85,7 @@ static void check_args(ls_check_ctx *c, const uint64_t *st, ls_node *n) {
     else
       snprintf(msg, sizeof msg, "%s argument of '%s' depends on the rank; every rank must pass the same value",
                rn[ro], ls_callee(n));
-    ls_finding *fd = ls_check_add(c, "rank-dependent-argument", n->file, n->line, n->col, msg);
+    ls_finding *fd = ls_check_add(c, ls_rule_id(LS_RULE_RANK_DEPENDENT_ARGUMENT), n->file, n->line, n->col, msg);
     if (!fd)
       return;
     ls_check_origin_notes(c, fd, o);

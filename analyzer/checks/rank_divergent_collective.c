@@ -161,7 +161,7 @@ static void check_nested_exit(ls_check_ctx *c, ls_block *b) {
   char msg[1024];
   snprintf(msg, sizeof msg, "collective '%s' is skipped by ranks that leave early at line %u: the exit condition depends on the rank",
            ls_callee(at), ex->line);
-  ls_finding *fd = ls_check_add(c, "rank-divergent-collective", at->file, at->line, at->col, msg);
+  ls_finding *fd = ls_check_add(c, ls_rule_id(LS_RULE_RANK_DIVERGENT_COLLECTIVE), at->file, at->line, at->col, msg);
   if (!fd)
     return;
   ls_vec_push(&fd->notes, ls_check_loc(c->p, cn->file, cn->line, cn->col, "this condition depends on the rank"));
@@ -276,7 +276,7 @@ static void check_branch(ls_check_ctx *c, ls_block *b) {
   else
     snprintf(msg, sizeof msg, "ranks issue different collectives here: '%s' on one side of the rank-dependent branch at line %u, '%s' on the other",
              ls_callee(at), cn->line, ls_callee(other));
-  ls_finding *fd = ls_check_add(c, "rank-divergent-collective", at->file, at->line, at->col, msg);
+  ls_finding *fd = ls_check_add(c, ls_rule_id(LS_RULE_RANK_DIVERGENT_COLLECTIVE), at->file, at->line, at->col, msg);
   if (!fd)
     return;
   ls_vec_push(&fd->notes, ls_check_loc(c->p, cn->file, cn->line, cn->col, "this condition depends on the rank"));

@@ -34,7 +34,7 @@ void ls_check_unbalanced_group(ls_check_ctx *c) {
     char msg[256];
     snprintf(msg, sizeof msg, "'%s' without a matching group start on some path: the group depth goes below zero",
              ls_callee(n));
-    ls_finding *fd = ls_check_add(c, "unbalanced-group", n->file, n->line, n->col, msg);
+    ls_finding *fd = ls_check_add(c, ls_rule_id(LS_RULE_UNBALANCED_GROUP), n->file, n->line, n->col, msg);
     if (fd) {
       ls_vec_push(&fd->sites, ls_check_loc(c->p, n->file, n->line, n->col, ls_callee(n)));
       fd->seqkey = "below-zero";
@@ -82,7 +82,7 @@ void ls_check_unbalanced_group(ls_check_ctx *c) {
                k->term ? "returns" : "ends", d);
       key = "negative";
     }
-    ls_finding *fd = ls_check_add(c, "unbalanced-group", file, line, col, msg);
+    ls_finding *fd = ls_check_add(c, ls_rule_id(LS_RULE_UNBALANCED_GROUP), file, line, col, msg);
     if (!fd)
       continue;
     fd->seqkey = key;

@@ -11,7 +11,7 @@ static void report_p2p(ls_check_ctx *c, ls_node *n, ls_node *other, const char *
   char msg[512];
   snprintf(msg, sizeof msg, "'%s' outside a group and %s: without ncclGroupStart/End around the pair the ranks can deadlock",
            ls_callee(n), why);
-  ls_finding *fd = ls_check_add(c, "ungrouped-p2p", n->file, n->line, n->col, msg);
+  ls_finding *fd = ls_check_add(c, ls_rule_id(LS_RULE_UNGROUPED_P2P), n->file, n->line, n->col, msg);
   if (!fd)
     return;
   ls_vec_push(&fd->sites, ls_check_loc(c->p, n->file, n->line, n->col, ls_callee(n)));

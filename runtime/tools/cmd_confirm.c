@@ -16,6 +16,7 @@
 #include "commands.h"
 #include "compare.h"
 #include "report.h"
+#include "rule_ids.h"
 #include "symbolize.h"
 #include "trace_read.h"
 
@@ -111,14 +112,14 @@ static int hits_call(const struct finding *f, struct ls_symbolizer *sym, const s
 /* An API error confirms only the rules whose bug NCCL itself rejects at that call: a group
  * end below depth zero (unbalanced-group), or one on a thread that never opened the group
  * (group-across-threads: group state is per thread). */
-static const char *const api_error_rules[] = {"unbalanced-group", "group-across-threads"};
+static const enum ls_rule api_error_rules[] = {LS_RULE_UNBALANCED_GROUP, LS_RULE_GROUP_ACROSS_THREADS};
 
 static int confirms(const struct finding *f, const char *cls) {
   if (!strcmp(cls, "async-error"))
     return 0;
   if (!strcmp(cls, "api-error")) {
     for (size_t i = 0; i < sizeof api_error_rules / sizeof *api_error_rules; i++)
-      if (!strcmp(f->rule, api_error_rules[i]))
+      if (!strcmp(f->rule, ls_rule_id(api_error_rules[i])))
         return 1;
     return 0;
   }

@@ -1,10 +1,11 @@
-/* contracts.h — helpers shared by the API-contract checks (check_contracts.c, check_threads.c,
- * check_nonblocking.c): the shapes of rule calls and comparable expressions, and one
+/* contracts.h — helpers shared by the API-contract checks (checks/contracts.c, threads.c,
+ * nonblocking.c): the shapes of rule calls and comparable expressions, and one
  * way to report a finding. Internal to analyzer/; nothing here names an API function. */
 #ifndef LOCKSTEP_CONTRACTS_H
 #define LOCKSTEP_CONTRACTS_H
 
 #include "lint.h"
+#include "rule_ids.h"
 
 /* n without the parentheses and implicit casts around it. */
 ls_node *ls_ct_unwrap(ls_node *n);

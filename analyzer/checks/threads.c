@@ -1,4 +1,4 @@
-/* check_threads.c — host-side contracts around NCCL (issue 10, items 3 and 4; seed study
+/* threads.c — host-side contracts around NCCL (issue 10, items 3 and 4; seed study
  * 源码二 "Group state 是 thread-local" and 实验结果二 "GroupEnd 不是 GPU 完成"):
  *   group-across-threads            a group opened on one thread and closed on another (thread
  *                                   entries of rules kind `thread_spawn`, and statements under a
@@ -18,7 +18,7 @@
 #include "lint.h"
 #include "xalloc.h"
 
-/* ---- small helpers (node shapes as check_contracts.c sees them) ---- */
+/* ---- small helpers (node shapes as contracts.c sees them) ---- */
 
 static ls_node *unwrap(ls_node *n) {
   while (n && (n->kind == CXCursor_ParenExpr || n->kind == CXCursor_UnexposedExpr || n->kind == CXCursor_CStyleCastExpr ||
@@ -220,7 +220,7 @@ static ls_node *first_end_below(const ls_func *f, ls_block *k0, int i0, int need
 static void report_across(ls_program *p, const ls_func *f, ls_vec *out, ls_node *at, const char *msg,
                           const char *subkind, const ls_node *opened, const char *opened_note,
                           const ls_node *call, const char *call_note) {
-  ls_finding *fd = ls_ct_report(p, f, out, "group-across-threads", at, msg, subkind);
+  ls_finding *fd = ls_ct_report(p, f, out, ls_rule_id(LS_RULE_GROUP_ACROSS_THREADS), at, msg, subkind);
   if (!fd)
     return;
   if (opened)
@@ -391,7 +391,7 @@ static void region(ls_program *p, ls_func *f, ls_node *reg, ls_vec *out) {
              "group before the region: group state is thread-local, so there the depth goes below zero (the call "
              "fails) and the opening thread's group is not closed by them",
              closes_outer->text ? closes_outer->text : "?", reg->text, reg->line);
-    ls_finding *fd = ls_ct_report(p, f, out, "group-across-threads", closes_outer, msg, "region-closes-outer");
+    ls_finding *fd = ls_ct_report(p, f, out, ls_rule_id(LS_RULE_GROUP_ACROSS_THREADS), closes_outer, msg, "region-closes-outer");
     if (fd) {
       if (opened)
         ls_vec_push(&fd->notes, ls_ct_loc(p, opened, "the group is opened here, by the thread that reaches the region"));
@@ -412,7 +412,7 @@ static void region(ls_program *p, ls_func *f, ls_node *reg, ls_vec *out) {
                "this thread: group state is thread-local, so the other threads' groups stay open, with whatever they "
                "queued",
                end->text ? end->text : "?", reg->text, reg->line);
-      ls_finding *fd = ls_ct_report(p, f, out, "group-across-threads", end, msg, "closes-region-group");
+      ls_finding *fd = ls_ct_report(p, f, out, ls_rule_id(LS_RULE_GROUP_ACROSS_THREADS), end, msg, "closes-region-group");
       if (fd) {
         ls_vec_push(&fd->notes, ls_ct_loc(p, opens, "the group is opened here, once per thread of the team"));
         ls_vec_push(&fd->notes, ls_ct_loc(p, reg, "the statement under this pragma runs on a team of threads"));
@@ -722,7 +722,7 @@ static void flag(struct walk *w, ls_node *at, const char *how, int pending, ls_n
              "ncclGroupEnd (and the collective itself) return once the work is enqueued, not when the device has "
              "written the buffer; wait with cudaStreamSynchronize or an event recorded after the collective",
              how, bname, cn, w->coll->line, sname);
-  ls_finding *fd = ls_ct_report(w->p, w->f, w->out, "completion-assumed-at-group-end", at, msg, w->coll->ent->rule->op);
+  ls_finding *fd = ls_ct_report(w->p, w->f, w->out, ls_rule_id(LS_RULE_COMPLETION_ASSUMED_AT_GROUP_END), at, msg, w->coll->ent->rule->op);
   if (!fd)
     return;
   snprintf(note, sizeof note, "'%s' writes '%s' on stream '%s' here", cn, bname, sname);

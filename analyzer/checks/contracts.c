@@ -1,4 +1,4 @@
-/* check_contracts.c — checks of NCCL's usage contracts beyond collective ordering (issue 10,
+/* contracts.c — checks of NCCL's usage contracts beyond collective ordering (issue 10,
  * seed study 排障决策树): the asynchronous state read wrong, and collectives on a communicator
  * after it was aborted. Everything API-specific comes from the rules: kinds
  * `async_error_query` / `comm_abort`, the role `out_async_state` and the top-level `pending`.
@@ -7,7 +7,7 @@
  *                          pending value as if it were the communicator's state;
  *   continue-after-abort   a collective or send/recv on a communicator on a path after it was
  *                          aborted (the communicator is freed: the call hangs or crashes).
- * The non-blocking contracts (a data-flow over the CFG) are in check_nonblocking.c. */
+ * The non-blocking contracts (a data-flow over the CFG) are in nonblocking.c. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -227,7 +227,7 @@ static void find_compares(ls_program *p, ls_func *f, ls_vec *out, ls_node *n, st
                "compare what it stores through its %s argument with '%s' instead",
                call->text ? call->text : "?", oi == 0 ? "first" : oi == 1 ? "second" : oi == 2 ? "third" : "out",
                ls_ct_unwrap(n->kids[1 - s])->text);
-      ls_finding *fd = ls_ct_report(p, f, out, "async-return-as-state", at, m, call->text);
+      ls_finding *fd = ls_ct_report(p, f, out, ls_rule_id(LS_RULE_ASYNC_RETURN_AS_STATE), at, m, call->text);
       if (fd) {
         if (at != call)
           ls_vec_push(&fd->notes, ls_ct_loc(p, call, "the value compared is this query's return value"));
@@ -255,7 +255,7 @@ static void find_queries(ls_program *p, ls_func *f, ls_vec *out, ls_node *n) {
                  "'%s' stores the communicator's asynchronous state in '%s', which is never read: "
                  "an asynchronous error (or a pending operation) goes unnoticed",
                  n->text ? n->text : "?", t->name ? t->name : "?");
-        ls_finding *fd = ls_ct_report(p, f, out, "async-state-unread", n, m, n->text);
+        ls_finding *fd = ls_ct_report(p, f, out, ls_rule_id(LS_RULE_ASYNC_STATE_UNREAD), n, m, n->text);
         if (fd)
           ls_vec_push(&fd->sites, ls_ct_loc(p, n, n->text));
       }
@@ -337,7 +337,7 @@ static void after_abort(ls_program *p, ls_func *f, ls_vec *out, ls_block *b0, in
                  "'%s' on a communicator that '%s' aborted on this path: the communicator is freed, so the call "
                  "fails or hangs while the other ranks' collectives never match",
                  n->text ? n->text : "?", abort_call->text ? abort_call->text : "?");
-        ls_finding *fd = ls_ct_report(p, f, out, "continue-after-abort", n, m, n->ent->rule->op);
+        ls_finding *fd = ls_ct_report(p, f, out, ls_rule_id(LS_RULE_CONTINUE_AFTER_ABORT), n, m, n->ent->rule->op);
         if (fd) {
           ls_vec_push(&fd->notes, ls_ct_loc(p, abort_call, "the communicator is aborted here"));
           ls_vec_push(&fd->sites, ls_ct_loc(p, n, n->text));

@@ -1,4 +1,4 @@
-/* check_nonblocking.c — the contracts of non-blocking communicators (issue 10 items 2 and 5;
+/* nonblocking.c — the contracts of non-blocking communicators (issue 10 items 2 and 5;
  * seed study 源码六/七 and 排障决策树 "原生 API 返回 ncclInProgress"), as one forward data-flow
  * per function over its CFG, edge-sensitive on comparisons of the asynchronous state:
  *   nonblocking-not-ready     a call on a communicator created non-blocking, or destroyed after a
@@ -501,7 +501,7 @@ static void not_ready(struct nb *x, ls_node *use, int c, struct st *s) {
   } else {
     return;
   }
-  ls_finding *fd = ls_ct_report(x->p, x->f, x->out, "nonblocking-not-ready", use, m, use->ent->rule->op);
+  ls_finding *fd = ls_ct_report(x->p, x->f, x->out, ls_rule_id(LS_RULE_NONBLOCKING_NOT_READY), use, m, use->ent->rule->op);
   if (!fd)
     return;
   ls_vec_push(&fd->notes, ls_ct_loc(x->p, at, nt));
@@ -523,7 +523,7 @@ static void unchecked(struct nb *x, struct var_st *v, ls_node *at, const char *w
            "error instead (a failed creation, a peer that died), the program goes on with a broken "
            "communicator; compare it with %s and abort the communicator on an error",
            state, q->text ? q->text : "?", pending_name(x), success_name(x));
-  ls_finding *fd = ls_ct_report(x->p, x->f, x->out, "poll-without-error-check", q, m, q->text);
+  ls_finding *fd = ls_ct_report(x->p, x->f, x->out, ls_rule_id(LS_RULE_POLL_WITHOUT_ERROR_CHECK), q, m, q->text);
   if (!fd)
     return;
   char nt[512];
@@ -555,7 +555,7 @@ static void after_error(struct nb *x, ls_node *use, struct comm_st *cs, int c) {
            "this path: the communicator is broken and must be aborted, so the call fails or hangs while "
            "the other ranks' collectives never match",
            use->text ? use->text : "?", name_of(x->comm[c], cb, sizeof cb), success_name(x), pending_name(x));
-  ls_finding *fd = ls_ct_report(x->p, x->f, x->out, "continue-after-abort", use, m, use->ent->rule->op);
+  ls_finding *fd = ls_ct_report(x->p, x->f, x->out, ls_rule_id(LS_RULE_CONTINUE_AFTER_ABORT), use, m, use->ent->rule->op);
   if (!fd)
     return;
   if (cs->errat)
