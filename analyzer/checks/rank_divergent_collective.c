@@ -69,12 +69,13 @@ static void seq_text(char *buf, size_t cap, const struct ls_evlist *l, const ls_
  * sequence hashes skip its abort like any error exit, but only the ranks on one side of the
  * outer branch can take it. A block that ends in abort/exit/throw and is reachable from one
  * successor of the rank-dependent branch only (without passing the branch again) is such an
- * exit; the survivors' first collective after it is what the exiting ranks skip. The two
- * reachability walks are bounded, so many branches in one long function stay linear. */
+ * exit; the survivors' first collective after it is what the exiting ranks skip. Inside a
+ * loop (cyc) a return counts too, and b's own successors. The two reachability walks are
+ * bounded, so many branches in one long function stay linear. */
 #define NX_BUDGET 512
-static void check_nested_exit(ls_check_ctx *c, ls_block *b) {
+static void check_nested_exit(ls_check_ctx *c, ls_block *b, int cyc) {
   ls_func *f = c->f;
-  if (!f->abort_blk || !f->abort_blk->npred || b->nsucc != 2)
+  if (!f->abort_blk || (!f->abort_blk->npred && !cyc) || b->nsucc != 2)
     return;
   ls_block **stk = malloc(((size_t)f->nblocks + 1) * 2 * sizeof *stk);
   if (!stk)
@@ -124,13 +125,19 @@ static void check_nested_exit(ls_check_ctx *c, ls_block *b) {
       }
     }
   }
+  /* inside a loop, a side that leaves at once is the exit (the other side alone reaches
+   * everything after the loop, its later error returns included) */
+  for (int i = 0; cyc && ok && i < 2 && !hit; i++)
+    for (int j = 0; j < b->succ[i]->nsucc; j++)
+      if (b->succ[i]->succ[j] == f->abort_blk || b->succ[i]->succ[j] == f->exit)
+        hit = b->succ[i];
   /* one-sided blocks: marked g0 only (side 0) or g1 only (side 1) */
   for (int i = 0; i < f->nblocks && ok && !hit; i++) {
     ls_block *k = f->blocks[i];
-    if ((k->mark != g0 && k->mark != g1) || k == b->succ[0] || k == b->succ[1])
+    if ((k->mark != g0 && k->mark != g1) || (!cyc && (k == b->succ[0] || k == b->succ[1])))
       continue; /* b's own successors: check_branch's direct abort case */
     for (int j = 0; j < k->nsucc; j++)
-      if (k->succ[j] == f->abort_blk)
+      if (k->succ[j] == f->abort_blk || (cyc && k->succ[j] == f->exit))
         hit = k;
   }
   free(stk);
@@ -146,7 +153,7 @@ static void check_nested_exit(ls_check_ctx *c, ls_block *b) {
     for (int j = 0; j < k->nsucc; j++)
       leads |= k->succ[j] == hit;
     for (int j = 0; j < k->nsucc && leads; j++)
-      if (k->succ[j] != hit && ls_seq_of(c, k->succ[j]).len > 0)
+      if (k->succ[j] != hit && (cyc || ls_seq_of(c, k->succ[j]).len > 0))
         from = k->succ[j];
   }
   if (!from)
@@ -181,6 +188,34 @@ static void check_nested_exit(ls_check_ctx *c, ls_block *b) {
   fd->seqkey = ls_strdup(c->p->arena, key);
 }
 
+/* b lies on a cycle: reached again from one of its successors (bounded search) */
+static int on_cycle(ls_check_ctx *c, ls_block *b) {
+  ls_func *f = c->f;
+  ls_block **stk = malloc(((size_t)f->nblocks + 1) * sizeof *stk);
+  if (!stk)
+    abort();
+  unsigned g = ++c->gen;
+  int sp = 0, budget = NX_BUDGET, cyc = 0;
+  for (int i = 0; i < b->nsucc; i++)
+    if (b->succ[i]->mark != g) {
+      b->succ[i]->mark = g;
+      stk[sp++] = b->succ[i];
+    }
+  while (sp && !cyc && budget-- > 0) {
+    ls_block *k = stk[--sp];
+    for (int i = 0; i < k->nsucc && !cyc; i++) {
+      if (k->succ[i] == b)
+        cyc = 1;
+      else if (k->succ[i]->mark != g) {
+        k->succ[i]->mark = g;
+        stk[sp++] = k->succ[i];
+      }
+    }
+  }
+  free(stk);
+  return cyc;
+}
+
 static void check_branch(ls_check_ctx *c, ls_block *b) {
   ls_func *f = c->f;
   ls_block *P = b->ipdom;
@@ -205,8 +240,11 @@ static void check_branch(ls_check_ctx *c, ls_block *b) {
     have = 1;
   }
   if (!differ) {
-    if (!aborts)
-      check_nested_exit(c, b);
+    /* inside a loop an exit's sides hash alike: the loop condition's post-dominator is the
+     * function's exit, which skips what follows the loop */
+    int cyc = !b->is_loop && on_cycle(c, b); /* a loop condition: a rank-dependent trip count is its own finding */
+    if (cyc || !aborts)
+      check_nested_exit(c, b, cyc);
     return;
   }
   /* Two alternatives that differ: the first successor vs the first that differs from it. */
