@@ -5,6 +5,7 @@
  * derived from each trace's t0 pair, so ranks line up. Non-goal: streaming
  * huge traces (the document is built in memory). */
 #include <cjson/cJSON.h>
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -137,6 +138,19 @@ struct keep {
 };
 
 /* "0,3,8-15" into a sorted-free list of inclusive ranges; 0 ok, -1 malformed. */
+/* --seq FIRST-LAST: two decimal numbers, FIRST <= LAST, nothing else (no sign, no spaces). */
+static int parse_seq_range(const char *s, unsigned long long *a, unsigned long long *b) {
+  char *e;
+  if (!isdigit((unsigned char)s[0]))
+    return -1;
+  errno = 0;
+  *a = strtoull(s, &e, 10);
+  if (errno || *e != '-' || !isdigit((unsigned char)e[1]))
+    return -1;
+  *b = strtoull(e + 1, &e, 10);
+  return errno || *e || *b < *a ? -1 : 0;
+}
+
 static int parse_ranks(const char *s, long (**ranges)[2], size_t *n) {
   *n = 0;
   *ranges = NULL;
@@ -442,8 +456,7 @@ static int cmd_export(int argc, char **argv) {
     free(ranges);
     return 2;
   }
-  char dash;
-  if (seq_arg && (sscanf(seq_arg, "%llu%c%llu", &sa, &dash, &sb) != 3 || dash != '-' || sb < sa)) {
+  if (seq_arg && parse_seq_range(seq_arg, &sa, &sb)) {
     fprintf(stderr, "lockstep trace export: --seq takes FIRST-LAST (e.g. 990-1010), not '%s'\n", seq_arg);
     free(paths);
     free(ranges);
