@@ -507,9 +507,7 @@ out:
   free(files.v);
   free(flags.v);
   free(inputs.v);
-  free(rules.fns);
-  free(rules.srcs);
-  free(rules.noreturn);
+  ls_rules_release(&rules);
   ls_arena_free(a);
   return rc;
 }

@@ -431,6 +431,15 @@ static int load_flows(ls_rules *r, ls_arena *a, struct ctx *c, const cJSON *root
   return 0;
 }
 
+void ls_rules_release(ls_rules *r) {
+  free(r->fns);
+  free(r->srcs);
+  free(r->noreturn);
+  free(r->flows);
+  r->fns = NULL, r->srcs = NULL, r->noreturn = NULL, r->flows = NULL;
+  r->nfns = r->nsrcs = r->nnoreturn = r->nflows = 0;
+}
+
 int ls_rules_load(ls_rules *r, ls_arena *a, const char *path) {
   struct ctx c = {.path = path, .errs = r->errs ? r->errs : stderr};
   ls_rules_file file = {.path = ls_strdup(a, path)};

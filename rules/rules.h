@@ -108,10 +108,12 @@ typedef struct ls_rules {
   const char *nb_success, *nb_pending; /* `success` and `pending` of that file, for messages */
   int nfiles;
 } ls_rules;
-/* Loads and validates `path` into r (allocated in a; fns, srcs and noreturn are heap arrays
- * the caller frees). On error prints `path:line:col: error: ...` or `path: error: KEY: ...`
+/* Loads and validates `path` into r (allocated in a, but for heap arrays that
+ * ls_rules_release frees). On error prints `path:line:col: error: ...` or `path: error: KEY: ...`
  * to r->errs and returns -1, r then holds part of the file; never crashes on bad input. */
 int ls_rules_load(ls_rules *r, ls_arena *a, const char *path);
+/* Frees r's heap arrays (its strings live in the arena) and zeroes their counts. */
+void ls_rules_release(ls_rules *r);
 /* Loads every *.json of dir (sorted). -1 on error or when dir has no rules. */
 int ls_rules_load_dir(ls_rules *r, ls_arena *a, const char *dir);
 const ls_rule_fn *ls_rules_fn(const ls_rules *r, const char *name);

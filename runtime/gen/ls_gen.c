@@ -220,9 +220,7 @@ int main(int argc, char **argv) {
   }
   if (fclose(o))
     die("%s: write failed", out);
-  free(r.fns);
-  free(r.srcs);
-  free(r.noreturn);
+  ls_rules_release(&r);
   ls_arena_free(arena);
   return 0;
 }

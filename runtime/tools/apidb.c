@@ -34,9 +34,7 @@ static void load_one(struct ls_apidb *db, const char *path) {
     while (len && msg[len - 1] == '\n')
       msg[--len] = 0;
     fprintf(stderr, "lockstep: note: %s; ignored\n", msg);
-    free(r.fns);
-    free(r.srcs);
-    free(r.noreturn);
+    ls_rules_release(&r);
   } else {
     db->files = ls_xrealloc(db->files, (size_t)(db->nfiles + 1) * sizeof *db->files);
     db->files[db->nfiles++] = r;
@@ -77,11 +75,8 @@ void ls_apidb_load(struct ls_apidb *db) {
 }
 
 void ls_apidb_free(struct ls_apidb *db) {
-  for (int i = 0; i < db->nfiles; i++) {
-    free(db->files[i].fns);
-    free(db->files[i].srcs);
-    free(db->files[i].noreturn);
-  }
+  for (int i = 0; i < db->nfiles; i++)
+    ls_rules_release(&db->files[i]);
   free(db->files);
   ls_arena_free(db->arena);
   memset(db, 0, sizeof *db);

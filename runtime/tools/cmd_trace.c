@@ -478,7 +478,7 @@ static int cmd_export(int argc, char **argv) {
   struct ls_apidb db;
   ls_apidb_load(&db);
   cJSON *doc;
-  struct ls_compare cmp;
+  struct ls_compare cmp = {0};
   int have_cmp = 0;
   if (perfetto || around >= 0) {
     have_cmp = ls_compare_run(&set, &db, &cmp) == 0;

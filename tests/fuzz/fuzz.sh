@@ -22,7 +22,7 @@ WORK=$(cd "$WORK" && pwd)
 
 # -O1 -g: readable reports; UB is fatal so libFuzzer keeps the input.
 CFLAGS="-std=gnu11 -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
-  -I$SRC/runtime -I$SRC/runtime/tools -I$SRC/cli -I$SRC/common -I$SRC/rules -I$SRC/analyzer -I$SRC/tests/fuzz -I/usr/lib/llvm-19/include
+  -I$SRC/runtime -I$SRC/runtime/tools -I$SRC/cli -I$SRC/common -I$SRC/rules -I$SRC/analyzer -I$SRC/analyzer/checks -I$SRC/tests/fuzz -I/usr/lib/llvm-19/include
   -DLOCKSTEP_FUZZ_RULES_DIR=\"$SRC/rules\" -DLOCKSTEP_VERSION=\"fuzz\"
   -DLOCKSTEP_BUILD_LIBDIR=\"/nonexistent\" -DLOCKSTEP_INSTALL_LIBDIR=\"/nonexistent\""
 

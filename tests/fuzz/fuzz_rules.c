@@ -64,9 +64,7 @@ static void check_lint_loader(const uint8_t *data, size_t size) {
     for (int i = 0; i < r.nnoreturn; i++)
       (void)ls_rules_noreturn(&r, r.noreturn[i]);
   }
-  free(r.fns);
-  free(r.srcs);
-  free(r.noreturn);
+  ls_rules_release(&r);
   ls_arena_free(a);
   fz_file_close(&f);
 }

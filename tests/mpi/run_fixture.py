@@ -207,7 +207,14 @@ def main(argv):
     if "--confirm" in argv:
         check_confirm(lockstep, src, text, traces, work)
     if want_watchdog:
-        if p.returncode != WATCHDOG_EXIT and not MPIRUN_HUNG[0]:
+        # The same Open MPI 4.1 shutdown bug as in watch() can also crash mpirun in
+        # PMIx_server_finalize after it has reported the watchdog's exit of a rank.
+        mpirun_crashed = p.returncode == 139 and "PMIx_server_finalize" in log and \
+            re.search(r"Exit code:\s+%d\b" % WATCHDOG_EXIT, log)
+        if mpirun_crashed:
+            print("note: mpirun crashed in PMIx_server_finalize after a rank's watchdog exit "
+                  f"{WATCHDOG_EXIT} (Open MPI's own bug, see watch())")
+        if p.returncode != WATCHDOG_EXIT and not MPIRUN_HUNG[0] and not mpirun_crashed:
             fail(f"expected the watchdog to end the run (exit {WATCHDOG_EXIT}), got {p.returncode}")
         if "not complete after" not in log and "not returned after" not in log:
             fail("no watchdog report on stderr")
