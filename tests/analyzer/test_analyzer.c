@@ -177,9 +177,7 @@ int main(int argc, char **argv) {
   clang_disposeIndex(idx);
   ls_program_free(p);
   free(findings.v);
-  free(rules.fns);
-  free(rules.srcs);
-  free(rules.noreturn);
+  ls_rules_release(&rules);
   ls_arena_free(a);
   printf("%d failure%s\n", failures, failures == 1 ? "" : "s");
   return failures ? 1 : 0;
