@@ -16,26 +16,29 @@
 
 _Static_assert(LS_FP_KIND_P2P == LS_KIND_P2P, "fingerprint.h's p2p kind");
 
+/* Appends one formatted line to a list of lines (notes, missing data). */
+static void add_line(char ***v, size_t *n, const char *fmt, va_list ap) __attribute__((format(printf, 3, 0)));
+static void add_line(char ***v, size_t *n, const char *fmt, va_list ap) {
+  char buf[1024];
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  *v = ls_xrealloc(*v, (*n + 1) * sizeof **v);
+  (*v)[(*n)++] = strdup(buf);
+}
+
 static void note(struct ls_compare *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void note(struct ls_compare *c, const char *fmt, ...) {
-  char buf[1024];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(buf, sizeof buf, fmt, ap);
+  add_line(&c->notes, &c->nnotes, fmt, ap);
   va_end(ap);
-  c->notes = ls_xrealloc(c->notes, (c->nnotes + 1) * sizeof *c->notes);
-  c->notes[c->nnotes++] = strdup(buf);
 }
 
 static void missing(struct ls_compare *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void missing(struct ls_compare *c, const char *fmt, ...) {
-  char buf[1024];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(buf, sizeof buf, fmt, ap);
+  add_line(&c->missing, &c->nmissing, fmt, ap);
   va_end(ap);
-  c->missing = ls_xrealloc(c->missing, (c->nmissing + 1) * sizeof *c->missing);
-  c->missing[c->nmissing++] = strdup(buf);
 }
 
 const char *ls_compare_status(const struct ls_compare *c) {
