@@ -472,6 +472,25 @@ static int last_kid(CXCursor parent, enum CXCursorKind kind, CXCursor *found) {
 static ls_node *conv_node(struct conv *c, unsigned i);
 static void conv_function(struct conv *c, unsigned i, ls_entity *ent, const char *name);
 
+/* Whether the expression at entry i is spelled as one of the rules' root designators (its
+ * first token as written: `MPI_ROOT` stays visible at its expansion location). */
+static int designator(struct conv *c, unsigned i) {
+  CXFile tf;
+  unsigned tl, tc;
+  clang_getExpansionLocation(clang_getCursorLocation(tcur(c, i)), &tf, &tl, &tc, NULL);
+  CXToken *tok = tf ? clang_getToken(c->tu, clang_getLocation(c->tu, tf, tl, tc)) : NULL;
+  if (!tok)
+    return 0;
+  CXString ts = clang_getTokenSpelling(c->tu, *tok);
+  const char *t = clang_getCString(ts);
+  int hit = 0;
+  for (int j = 0; t && j < c->p->rules->nroot_designators && !hit; j++)
+    hit = !strcmp(t, c->p->rules->root_designators[j]);
+  clang_disposeString(ts);
+  clang_disposeTokens(c->tu, tok, 1);
+  return hit;
+}
+
 /* Locations cost a macro-expansion lookup each, so only nodes a finding or a note can
  * point at get one: statements, calls, and the expressions that can be a branch condition
  * (children of statements and of && || ! ?:). */
@@ -884,6 +903,14 @@ static ls_node *conv_inner(struct conv *c, unsigned ci) {
     conv_for(c, n, cur, &k);
   else
     set_kids(c, n, k.v, k.n);
+  if (n->kind == CXCursor_ConditionalOperator && k.n == 3 && k.v[1] != T_NONE && k.v[2] != T_NONE &&
+      c->p->rules->nroot_designators)
+    for (int a = 1; a <= 2 && n->nkids == 3; a++) { /* an alternative is a designator or such a choice */
+      const ls_node *q = n->kids[a];
+      while (q && q->kind == CXCursor_ParenExpr && q->nkids == 1)
+        q = q->kids[0];
+      n->root_choice |= designator(c, k.v[a]) || (q && q->root_choice);
+    }
   kids_free(&k);
   if (n->kind == CXCursor_VarDecl) /* the variable owns the object its constructor builds */
     for (unsigned i = 0; i < n->nkids; i++) {

@@ -74,6 +74,7 @@ typedef struct ls_node {
   int8_t op;                /* CXBinaryOperatorKind / CXUnaryOperatorKind, 0 otherwise */
   uint8_t ilit : 1;         /* IntegerLiteral (or enum constant): value known, in ival */
   uint8_t ptr_result : 1;   /* CallExpr whose result is a pointer (an address, not a rank value) */
+  uint8_t root_choice : 1;  /* ConditionalOperator with a rules root_designator (MPI_ROOT) as an alternative */
   unsigned nkids;
   struct ls_node **kids;
   const char *file; unsigned line, col; /* expansion location (what the user wrote) */

@@ -255,6 +255,15 @@ const ls_origin *ls_expr_taint(ls_program *p, const uint64_t *st, ls_node *n) {
       return o ? o : ls_expr_taint(p, st, n->kids[1]);
     }
     break;
+  case CXCursor_ConditionalOperator:
+    /* `rank == 0 ? MPI_ROOT : MPI_PROC_NULL` (`left ? that : 0`): the root a side of an
+     * intercommunicator names, different on the root's own process by design (rules'
+     * root_designators); only the alternatives' values count */
+    if (n->root_choice && n->nkids == 3) {
+      const ls_origin *o = ls_expr_taint(p, st, n->kids[1]);
+      return o ? o : ls_expr_taint(p, st, n->kids[2]);
+    }
+    break;
   case CXCursor_UnaryExpr: /* sizeof/alignof: a type's size, never a rank value */
   case CXCursor_IntegerLiteral:
   case CXCursor_StringLiteral:

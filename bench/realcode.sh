@@ -7,7 +7,9 @@
 # Usage: bench/realcode.sh [PACKAGE...]   (default: pytorch xgboost mpich hdf5 lammps)
 # Env: REALCODE_DIR (work dir, default /tmp/realcode), LOCKSTEP (default build/lockstep),
 #      TU_TIMEOUT (seconds per TU, default 120), JOBS (parallel TUs, default 2),
-#      CUDA (default /usr/local/cuda), MAX_TUS (cap per package, default 0 = all).
+#      CUDA (default /usr/local/cuda), MAX_TUS (cap per package, default 0 = all),
+#      TUS (an extended regex: lint only the TUs whose path matches it, to re-run the
+#      ones that had findings without the slow rest of a package).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 W=${REALCODE_DIR:-/tmp/realcode}
@@ -16,6 +18,7 @@ TU_TIMEOUT=${TU_TIMEOUT:-120}
 JOBS=${JOBS:-2}
 CUDA=${CUDA:-/usr/local/cuda}
 MAX_TUS=${MAX_TUS:-0}
+TUS=${TUS:-}
 PKGS=${*:-pytorch xgboost mpich hdf5 lammps}
 
 die() { echo "realcode.sh: $*" >&2; exit 2; }
@@ -103,6 +106,7 @@ lint_pkg() { # lint_pkg NAME FILELIST FLAGS
   rm -rf "$W/out/$P"; mkdir -p "$W/out/$P"
   printf '%s\n' "$3" > "$W/out/$P/flags"
   local list=$2
+  [ -n "$TUS" ] && list=$(printf '%s\n' "$list" | grep -E -- "$TUS")
   [ "$MAX_TUS" -gt 0 ] && list=$(printf '%s\n' "$list" | head -n "$MAX_TUS")
   printf '%s\n' "$list" | grep -v '^$' | nl -w1 -s$'\t' > "$W/out/$P/tus"
   echo "== $P: $(wc -l < "$W/out/$P/tus") TUs" >&2

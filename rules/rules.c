@@ -531,6 +531,25 @@ int ls_rules_load(ls_rules *r, ls_arena *a, const char *path) {
     r->pending = np;
     r->npending++;
   }
+  const cJSON *rd = cJSON_GetObjectItemCaseSensitive(root, "root_designators");
+  if (rd) {
+    snprintf(c.key, sizeof c.key, "root_designators");
+    if (!cJSON_IsArray(rd)) {
+      fail(&c, "must be an array of strings");
+      goto out;
+    }
+    const char **nd = ls_alloc(a, (size_t)(r->nroot_designators + cJSON_GetArraySize(rd) + 1) * sizeof *nr);
+    for (int k = 0; k < r->nroot_designators; k++)
+      nd[k] = r->root_designators[k];
+    cJSON_ArrayForEach(it, rd) {
+      if (!cJSON_IsString(it) || !it->valuestring[0]) {
+        fail(&c, "must hold only non-empty strings");
+        goto out;
+      }
+      nd[r->nroot_designators++] = ls_strdup(a, it->valuestring);
+    }
+    r->root_designators = nd;
+  }
   int host = 0;
   if (load_host(r, a, &c, root, &host) || load_flows(r, a, &c, root, &host))
     goto out;

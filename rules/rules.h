@@ -90,6 +90,9 @@ typedef struct ls_rules {
   ls_rule_src *srcs; int nsrcs;
   const char **noreturn; int nnoreturn;
   const char **pending; int npending; /* top-level `pending` of each file (ncclInProgress) */
+  /* top-level `root_designators` (MPI_ROOT, MPI_PROC_NULL): the root values a side of an
+   * intercommunicator passes instead of a rank; a choice among them carries no rank value */
+  const char **root_designators; int nroot_designators;
   /* rules/host.json: pragmas that run their statement on other threads ("omp parallel"),
    * the stream-creation flag bit that makes a stream non-blocking, and the stream handle
    * values that name the legacy / per-thread default stream (-1: not given) */
