@@ -6,7 +6,14 @@
  * color the condition is a function of: the color expression itself, its negation, or a
  * comparison of it with a value that does not depend on the rank. Expressions are compared
  * by structure (variables by identity); the color's variables are assumed unchanged between
- * the split and the branch. */
+ * the split and the branch. A color `p ? 0 : 1` stands for p. A helper call counts when every
+ * collective it issues (helpers it calls included) runs on communicators its parameters
+ * receive, and the arguments there are such split communicators.
+ * Rank facts (ls_rank_fact, also used to match a condition with a color): a rank r of a
+ * communicator is in [0, n) for its size n, and n >= 1, so `r < n` is always true and
+ * `r < n - 1` means `r != n - 1`. A variable is taken as the rank (size) of a communicator
+ * only when the function writes it nowhere but in the one query (rules kinds rank_query /
+ * size_query) and it is a local. */
 #include "split_comm.h"
 #include "xalloc.h"
 
@@ -21,6 +28,15 @@ struct split {
 static struct split *splits;
 static size_t nsplits;
 static const ls_program *scanned;
+/* helpers' communicator parameters (helper_comms), found at need */
+struct hsum {
+  const ls_func *f;
+  uint64_t params; /* bit i: a collective runs on what parameter i receives */
+  int other;       /* a collective on anything else (a global, a local, a field) */
+  int state;       /* 1 being computed, 2 done */
+};
+static struct hsum *hsums;
+static size_t nhsums;
 
 static ls_node *strip(ls_node *n) {
   while (n && (n->kind == CXCursor_ParenExpr || n->kind == CXCursor_UnexposedExpr ||
@@ -127,6 +143,7 @@ static void scan(ls_node *n) {
 
 void ls_split_scan(ls_program *p) {
   nsplits = 0;
+  nhsums = 0;
   for (size_t i = 0; i < p->funcs.n; i++) /* records only at a split call */
     if (ls_func_calls_kind(p, p->funcs.v[i], "comm_split"))
       scan(((ls_func *)p->funcs.v[i])->body);
@@ -138,51 +155,354 @@ static int is_cmp(int op) {
          op == CXBinaryOperator_GE || op == CXBinaryOperator_EQ || op == CXBinaryOperator_NE;
 }
 
-/* the branch condition is the color, its negation, or the color compared with a uniform value */
-static int of_color(ls_program *p, ls_node *cond, ls_node *color) {
-  char kc[512], kk[512];
-  if (!key(color, kk, sizeof kk))
+/* ---- rank facts ---- */
+#define RF_MAX 8
+static struct {
+  const ls_func *f;
+  int nr, nn;
+  ls_entity *rank[RF_MAX], *size[RF_MAX];
+  char rcomm[RF_MAX][128], ncomm[RF_MAX][128]; /* keys of the queried communicators */
+} rf;
+
+static int writes_of(ls_node *n, const ls_entity *e) {
+  if (!n)
     return 0;
+  int w = 0, level = 0;
+  if (n->kind == CXCursor_UnaryOperator && n->nkids == 1 &&
+      (n->op == CXUnaryOperator_AddrOf || n->op == CXUnaryOperator_PreInc || n->op == CXUnaryOperator_PostInc ||
+       n->op == CXUnaryOperator_PreDec || n->op == CXUnaryOperator_PostDec) &&
+      ls_target_of(n->kids[0], &level) == e)
+    w++;
+  else if ((n->kind == CXCursor_BinaryOperator && n->op == CXBinaryOperator_Assign && n->nkids == 2) ||
+           (n->kind == CXCursor_CompoundAssignOperator && n->nkids == 2)) {
+    level = 0;
+    if (ls_target_of(n->kids[0], &level) == e)
+      w++;
+  } else if (n->kind == CXCursor_VarDecl && n->ent == e && n->nkids)
+    w++;
+  for (unsigned i = 0; i < n->nkids; i++)
+    w += writes_of(n->kids[i], e);
+  return w;
+}
+
+static void rf_scan(ls_node *n) {
+  if (!n)
+    return;
+  const char *kn = n->kind == CXCursor_CallExpr && n->ent && n->ent->rule ? n->ent->rule->kind_name : NULL;
+  int q = kn && !strcmp(kn, "rank_query") ? 1 : kn && !strcmp(kn, "size_query") ? 2 : 0;
+  if (q) {
+    int ci = arg_role(n, LS_ROLE_COMM), oi = arg_role(n, q == 1 ? LS_ROLE_OUT_RANK : LS_ROLE_OUT_SIZE), level = 0;
+    ls_node *o = oi >= 0 ? strip(n->kids[oi]) : NULL;
+    ls_entity *t = o && o->kind == CXCursor_UnaryOperator && o->op == CXUnaryOperator_AddrOf && o->nkids
+                       ? ls_target_of(o->kids[0], &level) : NULL;
+    int *cnt = q == 1 ? &rf.nr : &rf.nn;
+    if (t && level == 0 && t->kind == LS_ENT_VAR && ci >= 0 && *cnt < RF_MAX &&
+        key(n->kids[ci], q == 1 ? rf.rcomm[*cnt] : rf.ncomm[*cnt], sizeof rf.rcomm[0])) {
+      (q == 1 ? rf.rank : rf.size)[*cnt] = t;
+      ++*cnt;
+    }
+  }
+  for (unsigned i = 0; i < n->nkids; i++)
+    rf_scan(n->kids[i]);
+}
+
+static void rf_load(ls_func *f) {
+  if (rf.f == f)
+    return;
+  rf.f = f;
+  rf.nr = rf.nn = 0;
+  if (!f || !f->body)
+    return;
+  rf_scan(f->body);
+  /* one write each (the query itself), else the value is not known to be the query's */
+  for (int l = 0; l < 2; l++) {
+    int *cnt = l ? &rf.nn : &rf.nr, k = 0;
+    for (int i = 0; i < *cnt; i++) {
+      ls_entity *e = (l ? rf.size : rf.rank)[i];
+      if (writes_of(f->body, e) != 1)
+        continue;
+      (l ? rf.size : rf.rank)[k] = e;
+      memcpy(l ? rf.ncomm[k] : rf.rcomm[k], l ? rf.ncomm[i] : rf.rcomm[i], sizeof rf.rcomm[0]);
+      k++;
+    }
+    *cnt = k;
+  }
+}
+
+/* index of e among the known ranks (sizes), -1 if none */
+static int rf_find(ls_node *n, int size) {
+  n = strip(n);
+  if (!n || n->kind != CXCursor_DeclRefExpr || !n->ent)
+    return -1;
+  for (int i = 0; i < (size ? rf.nn : rf.nr); i++)
+    if ((size ? rf.size : rf.rank)[i] == n->ent)
+      return i;
+  return -1;
+}
+
+/* n is the size of the communicator rank i belongs to (minus `minus`, a literal) */
+static int rf_size_of(ls_node *n, int i, int *minus) {
+  n = strip(n);
+  *minus = 0;
+  if (n && n->kind == CXCursor_BinaryOperator && n->op == CXBinaryOperator_Sub && n->nkids == 2) {
+    ls_node *k = strip(n->kids[1]);
+    if (!k || !k->ilit || k->ival != 1)
+      return 0;
+    *minus = 1;
+    n = n->kids[0];
+  }
+  int j = rf_find(n, 1);
+  return j >= 0 && !strcmp(rf.ncomm[j], rf.rcomm[i]);
+}
+
+static int mirror(int op) {
+  switch (op) {
+  case CXBinaryOperator_LT: return CXBinaryOperator_GT;
+  case CXBinaryOperator_GT: return CXBinaryOperator_LT;
+  case CXBinaryOperator_LE: return CXBinaryOperator_GE;
+  case CXBinaryOperator_GE: return CXBinaryOperator_LE;
+  default: return op;
+  }
+}
+
+/* A condition in canonical form: decided (1 true, 0 false), or an equality "E(a,b)" /
+ * inequality "N(a,b)" of two keys, or another key; -2 when it has no key. With rank facts
+ * a comparison at the edge of [0, n) becomes the equality it means. */
+static int canon(ls_func *f, ls_node *cond, char *out, size_t cap) {
+  ls_node *c = strip(cond);
+  int neg = 0;
+  while (c && c->kind == CXCursor_UnaryOperator && c->op == CXUnaryOperator_LNot && c->nkids == 1) {
+    neg ^= 1;
+    c = strip(c->kids[0]);
+  }
+  if (!c)
+    return -2;
+  rf_load(f);
+  int res = -1, eq = -1; /* eq: 1 "a == b", 0 "a != b" */
+  ls_node *a = NULL, *b = NULL;
+  if (c->kind == CXCursor_BinaryOperator && c->nkids == 2 && is_cmp(c->op)) {
+    int op = c->op;
+    a = c->kids[0];
+    b = c->kids[1];
+    if (rf_find(a, 0) < 0 && rf_find(a, 1) < 0 && (rf_find(b, 0) >= 0 || rf_find(b, 1) >= 0)) {
+      ls_node *t = a;
+      a = b;
+      b = t;
+      op = mirror(op);
+    }
+    int ri = rf_find(a, 0), ni = rf_find(a, 1), minus = 0;
+    ls_node *lb = strip(b);
+    long long v = lb && lb->ilit ? lb->ival : 0;
+    int lit = lb && lb->ilit;
+    if (op == CXBinaryOperator_EQ || op == CXBinaryOperator_NE)
+      eq = op == CXBinaryOperator_EQ;
+    if (ri >= 0 && lit && (v == 0 || v == 1)) {
+      /* r in [0, n): r < 0 never, r >= 0 always, r > 0 is r != 0, r < 1 is r == 0 */
+      long long lo = op == CXBinaryOperator_LT ? v - 1 : op == CXBinaryOperator_LE ? v : op == CXBinaryOperator_GT ? v + 1 : v;
+      if ((op == CXBinaryOperator_LT || op == CXBinaryOperator_LE) && lo < 0)
+        res = 0;
+      else if ((op == CXBinaryOperator_GE || op == CXBinaryOperator_GT) && lo <= 0)
+        res = 1;
+      else if ((op == CXBinaryOperator_LT || op == CXBinaryOperator_LE) && lo == 0)
+        eq = 1, b = NULL;
+      else if ((op == CXBinaryOperator_GE || op == CXBinaryOperator_GT) && lo == 1)
+        eq = 0, b = NULL;
+      else if (eq < 0)
+        return -2;
+      else if (v == 0)
+        b = NULL;
+    } else if (ri >= 0 && rf_size_of(b, ri, &minus)) {
+      /* against n: r < n always; against n - 1: r < n - 1 is r != n - 1 */
+      if (!minus)
+        res = op == CXBinaryOperator_LT || op == CXBinaryOperator_LE || op == CXBinaryOperator_NE;
+      else if (op == CXBinaryOperator_LE)
+        res = 1;
+      else if (op == CXBinaryOperator_GT)
+        res = 0;
+      else if (op == CXBinaryOperator_LT)
+        eq = 0;
+      else if (op == CXBinaryOperator_GE)
+        eq = 1;
+    } else if (ni >= 0 && lit && (v == 0 || v == 1)) {
+      /* n >= 1 */
+      if ((op == CXBinaryOperator_GT && v == 0) || (op == CXBinaryOperator_GE) || (op == CXBinaryOperator_NE && v == 0))
+        res = 1;
+      else if ((op == CXBinaryOperator_LT) || (op == CXBinaryOperator_LE && v == 0) || (op == CXBinaryOperator_EQ && v == 0))
+        res = 0;
+    }
+  }
+  if (res >= 0)
+    return res ^ neg;
+  if (eq >= 0) {
+    char ka[200], kb[200];
+    if (!key(a, ka, sizeof ka))
+      return -2;
+    if (b ? !key(b, kb, sizeof kb) : (snprintf(kb, sizeof kb, "#0"), 0))
+      return -2;
+    return snprintf(out, cap, "%c(%s,%s)", (eq ^ neg) ? 'E' : 'N', ka, kb) < (int)cap ? -1 : -2;
+  }
+  char k[400];
+  if (!key(c, k, sizeof k))
+    return -2;
+  return snprintf(out, cap, "%s%s", neg ? "!" : "", k) < (int)cap ? -1 : -2;
+}
+
+/* the canonical form of the negation of a canonical key */
+static void negate(const char *k, char *out, size_t cap) {
+  size_t n = strlen(k);
+  if (!cap)
+    return;
+  if ((k[0] == 'E' || k[0] == 'N') && k[1] == '(') {
+    if (n + 1 > cap)
+      n = cap - 1;
+    memcpy(out, k, n);
+    out[0] = k[0] == 'E' ? 'N' : 'E';
+    out[n] = 0;
+  } else if (k[0] == '!') {
+    if (n > cap)
+      n = cap;
+    memcpy(out, k + 1, n - 1);
+    out[n - 1] = 0;
+  } else {
+    if (n + 2 > cap)
+      n = cap - 2;
+    out[0] = '!';
+    memcpy(out + 1, k, n);
+    out[n + 1] = 0;
+  }
+}
+
+int ls_rank_fact(ls_func *f, ls_node *cond) {
+  char k[512];
+  int r = canon(f, cond, k, sizeof k);
+  return r >= 0 ? r : -1;
+}
+
+/* the branch condition is the color, its negation, or the color compared with a uniform
+ * value; for a color `p ? K1 : K2` (two different literals), p or its negation (under the
+ * rank facts) */
+static int of_color(ls_program *p, ls_func *f, ls_node *cond, ls_node *color) {
+  char kc[512], kk[512];
   ls_node *c = strip(cond);
   while (c && c->kind == CXCursor_UnaryOperator && c->op == CXUnaryOperator_LNot && c->nkids == 1)
     c = strip(c->kids[0]);
-  if (key(c, kc, sizeof kc) && !strcmp(kc, kk))
-    return 1;
-  if (c && c->kind == CXCursor_BinaryOperator && is_cmp(c->op) && c->nkids == 2)
-    for (int s = 0; s < 2; s++)
-      if (key(c->kids[s], kc, sizeof kc) && !strcmp(kc, kk) && !ls_expr_taint(p, NULL, c->kids[1 - s]))
-        return 1;
-  return 0;
+  if (key(color, kk, sizeof kk)) {
+    if (key(c, kc, sizeof kc) && !strcmp(kc, kk))
+      return 1;
+    if (c && c->kind == CXCursor_BinaryOperator && is_cmp(c->op) && c->nkids == 2)
+      for (int s = 0; s < 2; s++)
+        if (key(c->kids[s], kc, sizeof kc) && !strcmp(kc, kk) && !ls_expr_taint(p, NULL, c->kids[1 - s]))
+          return 1;
+  }
+  ls_node *pr = strip(color);
+  if (pr && pr->kind == CXCursor_ConditionalOperator && pr->nkids == 3) {
+    ls_node *k1 = strip(pr->kids[1]), *k2 = strip(pr->kids[2]);
+    if (!k1 || !k2 || !k1->ilit || !k2->ilit || k1->ival == k2->ival)
+      return 0;
+    pr = pr->kids[0];
+  }
+  char kp[512], kn[512];
+  if (canon(f, cond, kc, sizeof kc) != -1 || canon(f, pr, kp, sizeof kp) != -1)
+    return 0;
+  negate(kp, kn, sizeof kn);
+  return !strcmp(kc, kp) || !strcmp(kc, kn);
 }
 
-int ls_split_guarded_comm(ls_program *p, ls_node *cond, ls_node *comm) {
-  if (scanned != p)
-    ls_split_scan(p);
+static const struct split *split_of(ls_node *comm) {
   int level = 0;
   ls_entity *e = comm ? ls_target_of(comm, &level) : NULL;
   for (size_t k = 0; e && level == 0 && k < nsplits; k++)
     if (splits[k].comm == e)
-      return !splits[k].ambiguous && of_color(p, cond, splits[k].color);
-  return 0;
+      return splits[k].ambiguous ? NULL : &splits[k];
+  return NULL;
 }
 
-int ls_split_guarded(ls_program *p, ls_node *cond, ls_node *const *calls, int n) {
+int ls_split_guarded_comm(ls_program *p, ls_func *f, ls_node *cond, ls_node *comm) {
+  if (scanned != p)
+    ls_split_scan(p);
+  const struct split *s = split_of(comm);
+  return s && of_color(p, f, cond, s->color);
+}
+
+static int param_index(const ls_func *g, ls_node *a) {
+  a = strip(a);
+  for (int i = 0; a && a->kind == CXCursor_DeclRefExpr && a->ent && i < g->nparams && i < 64; i++)
+    if (g->params[i] == a->ent)
+      return i;
+  return -1;
+}
+
+/* Which parameters of g carry the communicators of the collectives g issues, its helpers'
+ * included (a recursive cycle counts as anything). */
+static const struct hsum *helper_comms(const ls_func *g) {
+  for (size_t i = 0; i < nhsums; i++)
+    if (hsums[i].f == g) {
+      if (hsums[i].state == 1)
+        hsums[i].other = 1;
+      return &hsums[i];
+    }
+  hsums = ls_xrealloc(hsums, (nhsums + 1) * sizeof *hsums);
+  size_t me = nhsums++;
+  hsums[me] = (struct hsum){g, 0, 0, 1};
+  uint64_t params = 0;
+  int other = 0;
+  for (int b = 0; b < g->nblocks && !other; b++) {
+    ls_block *k = g->blocks[b];
+    for (int i = 0; i < k->nitems && !other; i++) {
+      ls_node *n = k->items[i];
+      if (n->kind != CXCursor_CallExpr || !n->ent)
+        continue;
+      if (n->ent->rule && n->ent->rule->seq_member) {
+        int ci = arg_role(n, LS_ROLE_COMM), pi = ci >= 0 ? param_index(g, n->kids[ci]) : -1;
+        if (pi < 0)
+          other = 1;
+        else
+          params |= 1ull << pi;
+      } else if (!n->ent->rule && n->ent->def && n->ent->def->analyzed && n->ent->def->entry->len > 0) {
+        const struct hsum h = *helper_comms(n->ent->def); /* copied: hsums may move */
+        if (h.other)
+          other = 1;
+        for (unsigned j = 0; j < 64 && !other; j++)
+          if (h.params >> j & 1) {
+            int pi = j < n->nkids ? param_index(g, n->kids[j]) : -1;
+            if (pi < 0)
+              other = 1;
+            else
+              params |= 1ull << pi;
+          }
+      }
+    }
+  }
+  hsums[me].params = params;
+  hsums[me].other |= other;
+  hsums[me].state = 2;
+  return &hsums[me];
+}
+
+int ls_split_guarded(ls_program *p, ls_func *f, ls_node *cond, ls_node *const *calls, int n) {
   if (scanned != p)
     ls_split_scan(p);
   if (!cond || n <= 0 || !nsplits)
     return 0;
   for (int i = 0; i < n; i++) {
     ls_node *c = calls[i];
-    if (!c->ent || !c->ent->rule || !c->ent->rule->seq_member)
-      return 0; /* a helper call: what it issues, and on which communicator, is not looked at */
-    int ci = arg_role(c, LS_ROLE_COMM), level = 0;
-    ls_entity *comm = ci >= 0 ? ls_target_of(c->kids[ci], &level) : NULL;
-    const struct split *s = NULL;
-    for (size_t k = 0; comm && level == 0 && k < nsplits && !s; k++)
-      if (splits[k].comm == comm && !splits[k].ambiguous)
-        s = &splits[k];
-    if (!s || !of_color(p, cond, s->color))
+    if (!c->ent)
       return 0;
+    if (c->ent->rule && c->ent->rule->seq_member) {
+      int ci = arg_role(c, LS_ROLE_COMM);
+      if (ci < 0 || !ls_split_guarded_comm(p, f, cond, c->kids[ci]))
+        return 0;
+      continue;
+    }
+    if (c->ent->rule || !c->ent->def || !c->ent->def->analyzed)
+      return 0;
+    /* a helper: each communicator it issues collectives on comes in through a parameter */
+    const struct hsum h = *helper_comms(c->ent->def);
+    if (h.other || !h.params)
+      return 0;
+    for (unsigned j = 0; j < 64; j++)
+      if (h.params >> j & 1 && (j >= c->nkids || !ls_split_guarded_comm(p, f, cond, c->kids[j])))
+        return 0;
   }
   return 1;
 }

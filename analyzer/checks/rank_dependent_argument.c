@@ -26,7 +26,7 @@ static const ls_origin *comm_choice(ls_check_ctx *c, const uint64_t *st, ls_node
     return NULL;
   if (e->kind == CXCursor_ConditionalOperator && e->nkids == 3) {
     const ls_origin *o = ls_expr_taint(c->p, st, e->kids[0]);
-    if (o && !(ls_split_guarded_comm(c->p, e->kids[0], e->kids[1]) && ls_split_guarded_comm(c->p, e->kids[0], e->kids[2])))
+    if (o && !(ls_split_guarded_comm(c->p, c->f, e->kids[0], e->kids[1]) && ls_split_guarded_comm(c->p, c->f, e->kids[0], e->kids[2])))
       return o;
     o = comm_choice(c, st, e->kids[1]);
     return o ? o : comm_choice(c, st, e->kids[2]);

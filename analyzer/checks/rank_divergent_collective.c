@@ -219,6 +219,8 @@ static int on_cycle(ls_check_ctx *c, ls_block *b) {
 static void check_branch(ls_check_ctx *c, ls_block *b) {
   ls_func *f = c->f;
   ls_block *P = b->ipdom;
+  if (b->cond && ls_rank_fact(f, b->cond) >= 0)
+    return; /* `rank < size`: every rank takes the same side */
   /* A side that dies (exit, abort, throw) issues nothing more: compare whole sequences to
    * the function exit, so the survivors' collectives count as skipped by the others. */
   int aborts = 0;
@@ -293,7 +295,7 @@ static void check_branch(ls_check_ctx *c, ls_block *b) {
       all[na++] = la.v[j];
     for (int j = 0; j < lb.n; j++)
       all[na++] = lb.v[j];
-    if (ls_split_guarded(c->p, b->cond, all, na))
+    if (ls_split_guarded(c->p, c->f, b->cond, all, na))
       return;
   }
   ls_node *cn = b->cond;
