@@ -530,10 +530,10 @@ int ls_cmd_lint(int argc, char **argv) {
 #ifdef M_ARENA_MAX
     /* One malloc arena, so that the analysis reuses what libclang frees when it disposes of
      * a TU (with an arena per thread: 21.2k page faults instead of 16.9k, 5 % more time on
-     * the generated benchmark TU, bench/RESULTS.md session 4), and fixed mmap and trim
+     * the generated benchmark TU, bench/RESULTS.md), and fixed mmap and trim
      * thresholds: glibc moves both up to the largest mapped block freed so far, so whether
      * the analysis's 1 MiB arena chunks and its tables reused that memory or faulted in
-     * fresh mappings depended on what libclang happened to free (session 5: 2k faults
+     * fresh mappings depended on what libclang happened to free (2k faults
      * either way); with only the mmap threshold fixed, the trim threshold stays at 128 KiB
      * and scratch buffers (check_nested_exit's stack, 476 KiB a branch in a 16,500-line
      * function) went back to the kernel and faulted in again at every reuse. lint is a

@@ -1,5 +1,5 @@
 /* report.c — what lint prints: clang-style text with the source line and a caret, the JSON
- * format fixed in COMMON.md (cJSON), stable fingerprints (rule, file basename, function,
+ * format of README's "Output" (cJSON), stable fingerprints (rule, file basename, function,
  * normalized call sequence; never line numbers), `// lockstep: ignore(rule)` suppressions,
  * and `--verify` against `// expected-warning{{rule}}` annotations in the sources. */
 #include <limits.h>

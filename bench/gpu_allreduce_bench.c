@@ -1,5 +1,5 @@
 /* gpu_allreduce_bench.c — latency of an 8-byte and a large ncclAllReduce with and
- * without lockstep (issue 3, "Performance"), one MPI rank per GPU.
+ * without lockstep, one MPI rank per GPU.
  * Two comparisons come out of it:
  *  - in process: iterations alternate between ncclAllReduce as the program sees it
  *    (interposed when liblockstep.so is preloaded) and NCCL's own ncclAllReduce looked
@@ -16,7 +16,7 @@
  * against another differs by ~1 % at 256 MiB, more than the effects measured).
  * Writes one row per rank x size x variant (median/p5/p95/mean in us).
  *
- * Online mode (issue 7): the cost of the side channel inside one process,
+ * Online mode: the cost of the side channel inside one process,
  *   gpu_allreduce_bench --online OUT.csv LABEL [SMALL_BLOCK=4000] [SMALL_BLOCKS=36]
  *                       [LARGE_BLOCK=60] [LARGE_BLOCKS=18] [LARGE_MIB=256] [LARGE_BUFS=4]
  * Three arms: "none" (NCCL's own symbol), "off" and "on" (the interposed symbol with

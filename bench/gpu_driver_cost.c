@@ -1,5 +1,5 @@
 /* gpu_driver_cost.c — what each CUDA driver call the recorder makes costs on the real
- * driver, and what it adds to a launch-bound loop (issue 22: no perf on the GPU machine,
+ * driver, and what it adds to a launch-bound loop (no perf on the GPU machine,
  * so the recorder's time is taken apart here, one driver call at a time).
  * One process, one GPU, NCCL with one rank (ncclCommInitAll), no lockstep involved.
  *   gpu_driver_cost OUT.csv [ITERS=20000]

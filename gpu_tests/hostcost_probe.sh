@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# hostcost_probe.sh — issue 22: what makes NCCL's own symbol slower in a process that has
+# hostcost_probe.sh — what makes NCCL's own symbol slower in a process that has
 # liblockstep loaded. Runs bench/gpu_allreduce_bench (8 B, 10000 iterations per symbol)
 # one process per variant, the variants in a rotating order per round, all on CPUS:
 #   plain      no lockstep

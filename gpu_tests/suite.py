@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""suite.py — runs the GPU suite (issue 5 items 1-4, issue 3's GPU test and benchmark)
+"""suite.py — runs the GPU suite (semantics, completion, failure matrix, PyTorch, benchmark)
 on one machine with NRANKS GPUs and writes the report and raw results. Called by
 run_all.sh after it has built lockstep and the programs; not meant to be run alone.
 
@@ -80,7 +80,7 @@ class Suite:
         self.md = []
         self.have_run = False
         self.have_tool = {}
-        # Further lockstep processes beside "lockstep" in steps timing and bench (issue 22,
+        # Further lockstep processes beside "lockstep" in steps timing and bench (
         # side by side in one run): GT_BASE_LS=PATH, a lockstep built from other sources
         # (run_all.sh GT_BASE_ROOT); GT_DEFER_US=N, this lockstep with LOCKSTEP_DEFER_US=N.
         self.variants = [("lockstep", None, {})]
@@ -552,9 +552,9 @@ class Suite:
                 rk_ok = meta["ranks_expected"] is None or \
                     sorted(first.get("ranks") or []) == sorted(meta["ranks_expected"])
                 cmp_ok = status == "divergent" and cls_ok and seq_ok and rk_ok
-                if meta["class"] in ("skip", "timeout"):  # issue 3: the watchdog must fire
+                if meta["class"] in ("skip", "timeout"):  # the watchdog must fire
                     cmp_ok = cmp_ok and bool(wd)
-            # Later divergences the fixture names (issue 10: an async-error first, then the
+            # Later divergences the fixture names (an async-error first, then the
             # after-abort of the call the program issued anyway), and classes it rules out.
             divs = (cdoc or {}).get("divergences") or []
             also_bad = [a for a in meta["also"]
@@ -923,7 +923,7 @@ class Suite:
         self.summary["steps"]["bench"] = res
         self.md += md
 
-    # ------------------------------------------------------------ driver costs (issue 22)
+    # ------------------------------------------------------------ driver costs
     def step_drivercost(self):
         """What each driver call the recorder makes costs alone and inside a launch-bound
         loop, and what a thread querying events beside it costs (no lockstep involved)."""
@@ -938,12 +938,12 @@ class Suite:
         self.summary["steps"]["drivercost"] = {"rc": rc, "rows": rows}
         self.md += md
 
-    # ------------------------------------------------------------ 6. online (issue 7)
+    # ------------------------------------------------------------ 6. online
     def step_online(self):
         """Detection latency of the side channel (divergent call -> report line, same
         host CLOCK_MONOTONIC) for op, count and skip, and all-reduce cost with online
         detection on / off / no lockstep in interleaved rounds. Bounded: <= ~90 s."""
-        md = [f"## 6. Online detection (issue 7; {self.n} ranks, LOCKSTEP_TIMEOUT 6 s, "
+        md = [f"## 6. Online detection ({self.n} ranks, LOCKSTEP_TIMEOUT 6 s, "
               "LOCKSTEP_SKIP_MS 500)", ""]
         res = {"latency_ms": {}, "lines": {}, "bench": {}}
         if not self.have_run:
@@ -1173,7 +1173,7 @@ class Suite:
         md.append("")
         return res, md
 
-    # ------------------------------------------------------------ 7. stress (issue 9)
+    # ------------------------------------------------------------ 7. stress
     def step_stress(self):
         """Issue 9's stress items 1 and 5 on real NCCL (src/stress_gpu.c): 8 threads x 4
         communicators per rank, 400 collectives each (every 10th of one kind an invalid
@@ -1182,7 +1182,7 @@ class Suite:
         otherwise) and printed the same counts; per rank and communicator the trace
         numbers the calls 0..n-1, as many as the program made; the abort is recorded;
         compare names nothing but the injected argument errors (api-error). ~1 min."""
-        md = [f"## 7. Stress (issue 9; {self.n} ranks, 8 threads x 4 communicators per rank)", ""]
+        md = [f"## 7. Stress ({self.n} ranks, 8 threads x 4 communicators per rank)", ""]
         prog = os.path.join(self.bin, "stress_gpu")
         res = {}
         for mode in ("threads", "abort"):
@@ -1371,7 +1371,7 @@ def main():
     ap.add_argument("--date", default=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"))
     ap.add_argument("--machine", default=None)
     ap.add_argument("--steps", default="native,split,timing,matrix,torch,bench,online,stress")
-    # not in the default list: drivercost (issue 22's measurement, no lockstep involved)
+    # not in the default list: drivercost (the driver calls' own cost, no lockstep involved)
     a = ap.parse_args()
     a.machine = a.machine or f"h200x{a.nranks}"
     # mpirun forwards it with -x, so it must exist; fixtures wait this long at the end.

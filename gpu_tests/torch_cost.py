@@ -1,5 +1,5 @@
 """torch_cost.py — per-collective cost of all_reduce (8 B and 1 MiB) through PyTorch,
-for the issue 5 item 4 comparison "DETAIL vs lockstep vs neither".
+for the comparison "DETAIL vs lockstep vs neither".
 
 GROUPS is a comma list of: plain (a NCCL process group made with debug OFF) and detail
 (one made after set_debug_level(DETAIL), i.e. wrapped by ProcessGroupWrapper). Both live

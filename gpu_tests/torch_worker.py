@@ -1,4 +1,4 @@
-"""torch_worker.py — one rank of the seed's ProcessGroup failure matrix (issue 5 item 4).
+"""torch_worker.py — one rank of the ProcessGroup failure matrix.
 
 Started by torchrun, one process per GPU. Every case first completes one valid
 all_reduce (so init and the NVLink path are ruled out), then injects its fault:

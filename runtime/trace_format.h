@@ -42,8 +42,8 @@
 /* The writer records every async-state query that saw a communicator's state change
  * (in particular the poll that saw ncclInProgress end in ncclSuccess), not only those
  * that saw an error. Without it a reader cannot tell "never polled" from "polled but
- * not recorded", so `not-ready` is only judged on traces that carry it. Added in
- * session 2 with no version change: older traces lack it and still read. */
+ * not recorded", so `not-ready` is only judged on traces that carry it. Added without a
+ * version change: older traces lack it and still read. */
 #define LS_TRACE_F_ASYNC_CHANGES 0x10u
 
 /* What an api entry is: the one kind enum, also lint's (the rules library maps the rules

@@ -1,4 +1,4 @@
-# tests/nonblocking.cmake — lint's non-blocking communicator checks (issue 10 items 2 and 5:
+# tests/nonblocking.cmake — lint's non-blocking communicator checks (
 # nonblocking-not-ready, poll-without-error-check, continue-after-abort's asynchronous half)
 # beyond the fixtures' own --verify entries: small good_/warn_ cases, the findings' notes and
 # sites, the rules driving the checks (an edited `nonblocking` key changes what is flagged), and a

@@ -1,4 +1,4 @@
-# tests/static.cmake — static checks of analyzer/ and runtime/ (issue 9): clang-tidy 19
+# tests/static.cmake — static checks of analyzer/ and runtime/: clang-tidy 19
 # with the checked-in .clang-tidy over the compile_commands.json of this build, and
 # cppcheck with tests/static/cppcheck.{cfg,supp}. A finding fails the test; a missing
 # tool skips it (exit 77; .ci/setup installs both). Not repeated in sanitizer builds.

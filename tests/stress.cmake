@@ -1,4 +1,4 @@
-# tests/stress.cmake — issue 9: the recorder never changes the program's behavior under
+# tests/stress.cmake — the recorder never changes the program's behavior under
 # stress (tests/runtime/stress_nccl.c against the stand-in libnccl.so.2): many threads
 # x communicators, fork after init, signal storms, exit with live communicators,
 # ncclCommAbort from another thread. Named runtime_stress_* so the TSan stage of

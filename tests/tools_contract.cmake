@@ -1,5 +1,5 @@
-# tests/tools_contract.cmake — compare's contract classes (not-ready, after-abort;
-# issue 10) on real traces of tests/tools/contract_prog.c under `lockstep run`, with
+# tests/tools_contract.cmake — compare's contract classes (not-ready, after-abort)
+# on real traces of tests/tools/contract_prog.c under `lockstep run`, with
 # the stand-in NCCL and fake CUDA driver (tests/runtime.cmake builds both).
 if(TARGET lockstep_preload AND TARGET ls_standin_nccl AND TARGET ls_fake_cuda AND NOT LOCKSTEP_SANITIZE)
   add_executable(ls_tools_contract ${CMAKE_CURRENT_SOURCE_DIR}/tools/contract_prog.c)

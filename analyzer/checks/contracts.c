@@ -1,5 +1,5 @@
-/* contracts.c — checks of NCCL's usage contracts beyond collective ordering (issue 10,
- * seed study 排障决策树): the asynchronous state read wrong, and collectives on a communicator
+/* contracts.c — checks of NCCL's usage contracts beyond collective ordering: the
+ * asynchronous state read wrong, and collectives on a communicator
  * after it was aborted. Everything API-specific comes from the rules: kinds
  * `async_error_query` / `comm_abort`, the role `out_async_state` and the top-level `pending`.
  *   async-state-unread     the out-parameter of an async-error query is never read;

@@ -1,5 +1,5 @@
-/* nonblocking.c — the contracts of non-blocking communicators (issue 10 items 2 and 5;
- * seed study 源码六/七 and 排障决策树 "原生 API 返回 ncclInProgress"), as one forward data-flow
+/* nonblocking.c — the contracts of non-blocking communicators (a call that returns
+ * ncclInProgress has not finished; nccl.h), as one forward data-flow
  * per function over its CFG, edge-sensitive on comparisons of the asynchronous state:
  *   nonblocking-not-ready     a call on a communicator created non-blocking, or destroyed after a
  *                             non-blocking finalize, on a path where its state was not polled out

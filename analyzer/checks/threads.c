@@ -1,5 +1,5 @@
-/* threads.c — host-side contracts around NCCL (issue 10, items 3 and 4; seed study
- * 源码二 "Group state 是 thread-local" and 实验结果二 "GroupEnd 不是 GPU 完成"):
+/* threads.c — host-side contracts around NCCL (group state is thread-local; the end of a
+ * group is not the completion of its work on the device):
  *   group-across-threads            a group opened on one thread and closed on another (thread
  *                                   entries of rules kind `thread_spawn`, and statements under a
  *                                   `thread_regions` pragma): group state is thread-local, so

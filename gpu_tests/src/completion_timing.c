@@ -1,4 +1,4 @@
-/* completion_timing.c — "GroupEnd is not completion" (issue 5 item 2, seed 实验结果二):
+/* completion_timing.c — "GroupEnd is not completion":
  * in-place ncclAllReduce SUM/int32 of MIB MiB per rank inside an explicit group,
  * WARMUP + CYCLES cycles. Per rank-cycle: the host interval around
  * GroupStart/API/GroupEnd, the CUDA-event interval around the collective on the stream,

@@ -1,4 +1,4 @@
-/* native_semantics.c — the seed study's native NCCL group/async matrix (issue 5 item 1),
+/* native_semantics.c — NCCL's native group/async semantics, variant by variant,
  * one MPI rank per GPU. Every variant is checked on every rank and written as one CSV
  * row; every NCCL call the program makes is also logged (api, group depth at entry as
  * the program tracks it, return code, host times) so a script can check that the

@@ -1,4 +1,4 @@
-/* online_latency.c — issue 7's detection latency: every rank issues 5 consistent
+/* online_latency.c — the online check's detection latency: every rank issues 5 consistent
  * all-reduces, then the last rank diverges at seq 5 (op: a broadcast; count: 9 floats
  * instead of 8; skip: no call) and prints the CLOCK_MONOTONIC time of its divergent
  * call (or of the call it skipped), so the suite can subtract it from lockstep's

@@ -1,4 +1,4 @@
-/* stress_gpu.c — issue 9's stress items 1 and 5 on real NCCL: T threads per rank on
+/* stress_gpu.c — the recorder under stress on real NCCL: T threads per rank on
  * four communicators (two threads per communicator, each with its own stream), issuing
  * N collectives each, now and then an invalid root (ncclInvalidArgument, returned
  * before anything is launched); `abort` also has thread 0 abort communicator 0 at the

@@ -906,7 +906,7 @@ static uint64_t next_seq_on(const struct ls_trace *t, uint64_t i, uint64_t comm)
   return 0;
 }
 
-/* ---- communicator contracts: not-ready and after-abort (issue 10) ---------- */
+/* ---- communicator contracts: not-ready and after-abort --------------------- */
 
 /* Per trace and communicator identity, walked in record order (claim order, which
  * is issue order on each thread): whether the communicator is waiting for a

@@ -1,4 +1,4 @@
-/* stress_nccl.c — issue 9's "the runtime never changes the program's behavior", under
+/* stress_nccl.c — "the runtime never changes the program's behavior", under
  * stress, against the stand-in libnccl.so.2 (a test double): many threads on several
  * communicators, fork after init, signal storms, exit with live communicators and
  * calls in flight, ncclCommAbort from another thread. Every thread checks each result

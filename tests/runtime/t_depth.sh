@@ -1,6 +1,6 @@
 # The group depth recorded at entry, the return code and the outermost-end flag match
 # NCCL's thread-local semantics for the `rc` scenario (expected list written from
-# the seed study, not copied from output).
+# nccl.h's group semantics, not copied from output).
 . "$(dirname "$0")/lib.sh"
 LD_PRELOAD="$LS_LIB" "$LS_PROG" rc >/dev/null || fail "program failed"
 f=$(one_trace)

@@ -1,4 +1,4 @@
-# contract.sh — compare's contract classes (not-ready, after-abort; issue 10) on real
+# contract.sh — compare's contract classes (not-ready, after-abort) on real
 # traces: contract_prog under `lockstep run` (recorder preloaded, stand-in NCCL and
 # fake CUDA driver underneath), two ranks per mode, both issuing the same calls.
 # ctest provides LS_BIN, LS_PROG, LS_SRC, LS_FAKECUDA, LS_WORK.

@@ -1,5 +1,5 @@
 /* contract_prog.c — a two-rank NCCL program for compare's contract classes
- * (`not-ready`, `after-abort`; issue 10): run under `lockstep run` against the
+ * (`not-ready`, `after-abort`): run under `lockstep run` against the
  * stand-in libnccl.so.2 (a test double: a non-blocking init is in progress for
  * LS_STANDIN_POLLS polls, then ends in LS_STANDIN_ASYNC_END or success). RANK comes
  * from the environment; both ranks run the same calls.
