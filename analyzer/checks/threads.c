@@ -342,6 +342,20 @@ static int cmp_ritem(const void *a, const void *b) {
   return x->i - y->i;
 }
 
+/* A group-across-threads finding about a pragma region: where the group is opened (when
+ * known), the region, and the call as a site. */
+static ls_finding *report_region(ls_program *p, const ls_func *f, ls_vec *out, ls_node *at, const char *msg,
+                                 const char *key, ls_node *opener, const char *opener_note, ls_node *reg) {
+  ls_finding *fd = ls_ct_report(p, f, out, ls_rule_id(LS_RULE_GROUP_ACROSS_THREADS), at, msg, key);
+  if (fd) {
+    if (opener)
+      ls_vec_push(&fd->notes, ls_ct_loc(p, opener, opener_note));
+    ls_vec_push(&fd->notes, ls_ct_loc(p, reg, "the statement under this pragma runs on a team of threads"));
+    ls_vec_push(&fd->sites, ls_ct_loc(p, at, at->text));
+  }
+  return fd;
+}
+
 static void region(ls_program *p, ls_func *f, ls_node *reg, ls_vec *out) {
   ls_vec nodes = {0}, primary = {0};
   collect_nodes(reg->kids[0], &nodes);
@@ -391,13 +405,8 @@ static void region(ls_program *p, ls_func *f, ls_node *reg, ls_vec *out) {
              "group before the region: group state is thread-local, so there the depth goes below zero (the call "
              "fails) and the opening thread's group is not closed by them",
              closes_outer->text ? closes_outer->text : "?", reg->text, reg->line);
-    ls_finding *fd = ls_ct_report(p, f, out, ls_rule_id(LS_RULE_GROUP_ACROSS_THREADS), closes_outer, msg, "region-closes-outer");
-    if (fd) {
-      if (opened)
-        ls_vec_push(&fd->notes, ls_ct_loc(p, opened, "the group is opened here, by the thread that reaches the region"));
-      ls_vec_push(&fd->notes, ls_ct_loc(p, reg, "the statement under this pragma runs on a team of threads"));
-      ls_vec_push(&fd->sites, ls_ct_loc(p, closes_outer, closes_outer->text));
-    }
+    report_region(p, f, out, closes_outer, msg, "region-closes-outer", opened,
+                  "the group is opened here, by the thread that reaches the region", reg);
   }
   if (rel > 0 && opens) {
     /* the region leaves a group open on every thread: the first end after it closes only
@@ -412,13 +421,10 @@ static void region(ls_program *p, ls_func *f, ls_node *reg, ls_vec *out) {
                "this thread: group state is thread-local, so the other threads' groups stay open, with whatever they "
                "queued",
                end->text ? end->text : "?", reg->text, reg->line);
-      ls_finding *fd = ls_ct_report(p, f, out, ls_rule_id(LS_RULE_GROUP_ACROSS_THREADS), end, msg, "closes-region-group");
-      if (fd) {
-        ls_vec_push(&fd->notes, ls_ct_loc(p, opens, "the group is opened here, once per thread of the team"));
-        ls_vec_push(&fd->notes, ls_ct_loc(p, reg, "the statement under this pragma runs on a team of threads"));
-        ls_vec_push(&fd->sites, ls_ct_loc(p, end, end->text));
+      ls_finding *fd = report_region(p, f, out, end, msg, "closes-region-group", opens,
+                                     "the group is opened here, once per thread of the team", reg);
+      if (fd)
         ls_vec_push(&fd->sites, ls_ct_loc(p, opens, opens->text));
-      }
     }
   }
   free(nodes.v);

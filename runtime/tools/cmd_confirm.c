@@ -15,6 +15,7 @@
 #include "apidb.h"
 #include "commands.h"
 #include "compare.h"
+#include "fingerprint.h"
 #include "report.h"
 #include "rule_ids.h"
 #include "symbolize.h"
@@ -115,9 +116,9 @@ static int hits_call(const struct finding *f, struct ls_symbolizer *sym, const s
 static const enum ls_rule api_error_rules[] = {LS_RULE_UNBALANCED_GROUP, LS_RULE_GROUP_ACROSS_THREADS};
 
 static int confirms(const struct finding *f, const char *cls) {
-  if (!strcmp(cls, "async-error"))
+  if (!strcmp(cls, ls_class_name(LS_CLASS_ASYNC_ERROR)))
     return 0;
-  if (!strcmp(cls, "api-error")) {
+  if (!strcmp(cls, ls_class_name(LS_CLASS_API_ERROR))) {
     for (size_t i = 0; i < sizeof api_error_rules / sizeof *api_error_rules; i++)
       if (!strcmp(f->rule, ls_rule_id(api_error_rules[i])))
         return 1;

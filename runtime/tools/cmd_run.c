@@ -25,6 +25,7 @@
 #include "apidb.h"
 #include "commands.h"
 #include "compare.h"
+#include "data_dir.h"
 #include "report.h"
 #include "symbolize.h"
 #include "trace_read.h"
@@ -83,20 +84,14 @@ static int find_lib(char *out, size_t cap) {
     return 0;
   }
   char exe[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (n > 0) {
-    exe[n] = 0;
-    char *slash = strrchr(exe, '/');
-    if (slash) {
-      *slash = 0;
-      static const char *const rel[] = {"runtime", "../lib", "../lib64", "../lib/x86_64-linux-gnu"};
-      for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
-        if (snprintf(out, cap, "%s/%s/%s", exe, rel[i], LS_LIB_NAME) < (int)cap && is_file(out)) {
-          char real[PATH_MAX];
-          if (realpath(out, real))
-            snprintf(out, cap, "%s", real);
-          return 0;
-        }
+  if (ls_exe_dir(exe, sizeof exe) == 0) {
+    static const char *const rel[] = {"runtime", "../lib", "../lib64", "../lib/x86_64-linux-gnu"};
+    for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
+      if (snprintf(out, cap, "%s/%s/%s", exe, rel[i], LS_LIB_NAME) < (int)cap && is_file(out)) {
+        char real[PATH_MAX];
+        if (realpath(out, real))
+          snprintf(out, cap, "%s", real);
+        return 0;
       }
     }
   }
