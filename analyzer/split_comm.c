@@ -24,6 +24,8 @@ struct split {
   ls_entity *comm;
   ls_node *color;
   int ambiguous; /* split more than once with different colors */
+  ls_func *f;    /* the function of the split call, and the call */
+  ls_node *call;
 };
 static struct split *splits;
 static size_t nsplits;
@@ -106,16 +108,18 @@ static int key(ls_node *n, char *b, size_t cap) {
   }
 }
 
-static void record(ls_entity *comm, ls_node *color) {
+static void record(ls_entity *comm, ls_node *color, ls_func *f, ls_node *call) {
   for (size_t i = 0; i < nsplits; i++)
     if (splits[i].comm == comm) {
       char a[512], b[512];
       if (!key(splits[i].color, a, sizeof a) || !key(color, b, sizeof b) || strcmp(a, b))
         splits[i].ambiguous = 1;
-      return;
     }
+  int amb = 0;
+  for (size_t i = 0; i < nsplits; i++)
+    amb |= splits[i].comm == comm && splits[i].ambiguous;
   splits = ls_xrealloc(splits, (nsplits + 1) * sizeof *splits);
-  splits[nsplits++] = (struct split){comm, color, 0};
+  splits[nsplits++] = (struct split){comm, color, amb, f, call};
 }
 
 static int arg_role(const ls_node *call, enum ls_role role) {
@@ -126,7 +130,7 @@ static int arg_role(const ls_node *call, enum ls_role role) {
   return -1;
 }
 
-static void scan(ls_node *n) {
+static void scan(ls_func *f, ls_node *n) {
   if (!n)
     return;
   if (n->kind == CXCursor_CallExpr && n->ent && n->ent->rule && n->ent->rule->kind_name &&
@@ -135,10 +139,10 @@ static void scan(ls_node *n) {
     int level = 1;
     ls_entity *t = ci >= 0 && oi >= 0 ? ls_target_of(n->kids[oi], &level) : NULL;
     if (t && level <= 0)
-      record(t, n->kids[ci]);
+      record(t, n->kids[ci], f, n);
   }
   for (unsigned i = 0; i < n->nkids; i++)
-    scan(n->kids[i]);
+    scan(f, n->kids[i]);
 }
 
 void ls_split_scan(ls_program *p) {
@@ -146,7 +150,7 @@ void ls_split_scan(ls_program *p) {
   nhsums = 0;
   for (size_t i = 0; i < p->funcs.n; i++) /* records only at a split call */
     if (ls_func_calls_kind(p, p->funcs.v[i], "comm_split"))
-      scan(((ls_func *)p->funcs.v[i])->body);
+      scan(p->funcs.v[i], ((ls_func *)p->funcs.v[i])->body);
   scanned = p;
 }
 
@@ -408,19 +412,108 @@ static int of_color(ls_program *p, ls_func *f, ls_node *cond, ls_node *color) {
   return !strcmp(kc, kp) || !strcmp(kc, kn);
 }
 
-static const struct split *split_of(ls_node *comm) {
+static int contains(const ls_node *n, const ls_node *x) {
+  if (n == x)
+    return 1;
+  for (unsigned i = 0; n && i < n->nkids; i++)
+    if (contains(n->kids[i], x))
+      return 1;
+  return 0;
+}
+
+static ls_block *block_of(ls_func *f, const ls_node *x, int cond) {
+  for (int b = 0; b < f->nblocks; b++) {
+    ls_block *k = f->blocks[b];
+    if (cond ? k->cond == x : 0)
+      return k;
+    for (int i = 0; !cond && i < k->nitems; i++)
+      if (contains(k->items[i], x))
+        return k;
+  }
+  return NULL;
+}
+
+/* whether `to` is reachable from `from` without passing `avoid` */
+static int reach(ls_func *f, ls_block *from, ls_block *to, ls_block *avoid) {
+  int maxid = 0;
+  for (int i = 0; i < f->nblocks; i++)
+    if (f->blocks[i]->id > maxid)
+      maxid = f->blocks[i]->id;
+  char *seen = calloc((size_t)maxid + 1, 1);
+  ls_block **stk = malloc(((size_t)f->nblocks + 1) * sizeof *stk);
+  if (!seen || !stk)
+    abort();
+  int sp = 0, hit = 0;
+  if (from != avoid && from->id <= maxid) {
+    seen[from->id] = 1;
+    stk[sp++] = from;
+  }
+  while (sp && !hit) {
+    ls_block *k = stk[--sp];
+    if (k == to) {
+      hit = 1;
+      break;
+    }
+    for (int i = 0; i < k->nsucc; i++) {
+      ls_block *t = k->succ[i];
+      if (t != avoid && t->id >= 0 && t->id <= maxid && !seen[t->id] && sp < f->nblocks) {
+        seen[t->id] = 1;
+        stk[sp++] = t;
+      }
+    }
+  }
+  free(stk);
+  free(seen);
+  return hit;
+}
+
+/* The split that made comm as the branch on cond (in f) sees it: the only color comm is ever
+ * split with, or, for a local split more than once, the split in f that every path to the
+ * branch passes and after which no other split of it comes before the branch. */
+static const struct split *split_of(ls_func *f, ls_node *cond, ls_node *comm) {
   int level = 0;
   ls_entity *e = comm ? ls_target_of(comm, &level) : NULL;
+  const struct split *one = NULL;
   for (size_t k = 0; e && level == 0 && k < nsplits; k++)
-    if (splits[k].comm == e)
-      return splits[k].ambiguous ? NULL : &splits[k];
-  return NULL;
+    if (splits[k].comm == e) {
+      if (!splits[k].ambiguous)
+        return &splits[k];
+      one = &splits[k];
+    }
+  if (!one || !f || e->kind != LS_ENT_VAR || !cond)
+    return NULL;
+  ls_block *bb = block_of(f, cond, 1);
+  if (!bb)
+    return NULL;
+  const struct split *got = NULL;
+  for (size_t k = 0; k < nsplits; k++) {
+    if (splits[k].comm != e)
+      continue;
+    ls_block *gb = splits[k].f == f ? block_of(f, splits[k].call, 0) : NULL;
+    if (!gb)
+      return NULL; /* a split of this local we cannot place */
+    if (reach(f, f->entry, bb, gb))
+      continue; /* a path to the branch avoids it */
+    int later = 0; /* another split of it on a way from this one to the branch */
+    for (size_t m = 0; m < nsplits && !later; m++) {
+      if (splits[m].comm != e || m == k)
+        continue;
+      ls_block *sb = block_of(f, splits[m].call, 0);
+      later = !sb || sb == gb || (reach(f, gb, sb, NULL) && reach(f, sb, bb, NULL));
+    }
+    if (later)
+      continue;
+    if (got)
+      return NULL;
+    got = &splits[k];
+  }
+  return got;
 }
 
 int ls_split_guarded_comm(ls_program *p, ls_func *f, ls_node *cond, ls_node *comm) {
   if (scanned != p)
     ls_split_scan(p);
-  const struct split *s = split_of(comm);
+  const struct split *s = split_of(f, cond, comm);
   return s && of_color(p, f, cond, s->color);
 }
 

@@ -4,7 +4,8 @@
 // predicate negated (rank < size - 1 is rank != size - 1), and comm_tests issues its
 // collectives only on the communicator it is given: every member of that communicator takes
 // the branch. Quiet. The same helper on the world, a helper that also uses the world, a
-// condition that is not the color, and a rank compared past the size's edge are reported.
+// condition that is not the color, and the condition after the variable was split again by
+// another color are reported.
 #include <mpi.h>
 
 static void comm_tests(MPI_Comm comm) {
@@ -36,6 +37,13 @@ int main(int argc, char **argv) {
   if (comm_rank < comm_size - 1)
     tests_and_world(comm); // expected-warning{{rank-divergent-collective}}
   if (comm_rank < comm_size - 2) /* not the color: the last two ranks differ */
+    comm_tests(comm); // expected-warning{{rank-divergent-collective}}
+  MPI_Comm_free(&comm);
+  /* the same variable split again, by another color (allgatherv4.c:111): each branch is
+   * judged by the split that reaches it */
+  MPI_Comm_split(MPI_COMM_WORLD, 0, comm_rank, &comm);
+  comm_tests(comm);
+  if (comm_rank < comm_size - 1) /* now every rank is in comm */
     comm_tests(comm); // expected-warning{{rank-divergent-collective}}
   MPI_Comm_free(&comm);
   MPI_Finalize();
