@@ -31,7 +31,7 @@ add_executable(ls_unit_recorder ${LS_RT_DIR}/unit_recorder.c $<TARGET_OBJECTS:lo
 set_target_properties(ls_unit_recorder PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${LS_RT_BIN})
 target_include_directories(ls_unit_recorder PRIVATE ${PROJECT_SOURCE_DIR}/runtime/preload
                            ${PROJECT_SOURCE_DIR}/runtime)
-target_compile_options(ls_unit_recorder PRIVATE ${LOCKSTEP_WARNINGS})
+target_compile_options(ls_unit_recorder PRIVATE ${LOCKSTEP_WARNINGS} -fno-omit-frame-pointer) # as the wrappers: the caller walk tests need real frame chains
 target_link_libraries(ls_unit_recorder PRIVATE Threads::Threads ${CMAKE_DL_LIBS})
 add_test(NAME runtime_unit_recorder COMMAND ls_unit_recorder ${LS_RT_BIN}/tmp/unit_recorder)
 set_tests_properties(runtime_unit_recorder PROPERTIES TIMEOUT 60)

@@ -206,7 +206,8 @@ int main(int argc, char **argv) {
                "  if (!ls_call_begin(&c, api, __builtin_return_address(0)))\n    return fn(",
             hooks, i);
     print_call_args(o, f);
-    fprintf(o, ");\n");
+    /* the wrapper's own frame: the caller walk starts there (callstack.c) */
+    fprintf(o, ");\n  c.frame = __builtin_frame_address(0);\n");
     for (int j = 0; j < f->nargs; j++) {
       const ls_role_info *ri = ls_role_info_of(f->roles[j]);
       if (ri && ri->field)

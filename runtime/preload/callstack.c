@@ -32,28 +32,37 @@ static void stack_bounds(void) {
   pthread_attr_destroy(&a);
 }
 
-/* Our own frames (this one, the hooks', the wrapper's) come first: the walk looks for
- * the frame whose return address is `site` and keeps what lies above it. */
+/* Without the wrapper's frame, our own frames (this one, the hooks', the wrapper's)
+ * come first: the walk looks for the frame whose return address is `site` and keeps
+ * what lies above it. */
 #define OWN_FRAMES 6
 
-__attribute__((noinline)) void ls_stack_callers(const void *site, uint64_t out[LS_TRACE_CALLERS]) {
+__attribute__((noinline)) void ls_stack_callers(const void *site, const void *frame,
+                                                uint64_t out[LS_TRACE_CALLERS]) {
   uint64_t v[LS_TRACE_CALLERS] = {0};
   if (__builtin_expect(!tl_hi, 0))
     stack_bounds();
   uintptr_t fp = (uintptr_t)__builtin_frame_address(0), top = tl_hi - 2 * sizeof(uintptr_t);
+  /* The wrapper's frame, when it gave one that holds the site: the walk starts there
+   * instead of climbing through our frames to find it (two hops and a compare each). */
+  uintptr_t wf = (uintptr_t)frame;
+  int found = 0;
+  if (wf && tl_hi > 1 && wf >= fp && wf <= top && !(wf & 15u) && ((const uintptr_t *)wf)[1] == (uintptr_t)site) {
+    fp = wf;
+    found = 1;
+  }
   /* on an alternate signal stack or a user-made one (coroutines): not the stack we know */
   if (tl_hi > 1 && fp >= tl_lo && fp <= top && !(fp & 15u)) {
     unsigned k = 0, own = 0;
-    int found = 0;
     for (;;) {
       const uintptr_t *f = (const uintptr_t *)fp; /* fp is in [its stack, top], aligned */
       uintptr_t ret = f[1], next = f[0];
-      if (found) {
+      if (found > 1) {
         v[k++] = ret;
         if (k == LS_TRACE_CALLERS)
           break;
-      } else if (ret == (uintptr_t)site) {
-        found = 1;
+      } else if (found || ret == (uintptr_t)site) {
+        found = 2; /* the site's frame: what lies above it is kept */
       } else if (++own > OWN_FRAMES) {
         break; /* the site's frame was not among ours: nothing trustworthy above */
       }

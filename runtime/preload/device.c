@@ -9,7 +9,7 @@
  * bench/RESULTS.md), and the watchdog queries only the events in flight, oldest first,
  * stopping at the first not yet done (the old shared pool had it query up to 4096 per
  * poll, ~1.3 ms of driver time). With every event of a stream in flight the call
- * goes unwatched, as with a full pool before.
+ * goes unwatched, as with a full pool before, and makes no driver call at all.
  *
  * LOCKSTEP_DEFER_US=N (opt-in): a call on a stream whose newest event is in flight,
  * recorded under N us ago with fewer than LS_DEFER_CALLS calls waiting, records
@@ -234,14 +234,13 @@ static void forget_waiting(struct stream_slot *s, uint32_t tag, uint64_t hi) {
   s->def_lo = UINT64_MAX;
 }
 
+/* The calling thread's last stream and its slot: a program issues most calls on one or
+ * two streams, so this spares the hash and the probe (slots never change keys). */
+static __thread __attribute__((tls_model("initial-exec"))) uint64_t tl_slot_key;
+static __thread __attribute__((tls_model("initial-exec"))) unsigned tl_slot;
+
 uint32_t ls_dev_cover(uint64_t stream, uint64_t lo, uint64_t hi, uint64_t now) {
   if (!ls_dev_available())
-    return 0;
-  /* A stream being captured into a CUDA graph runs nothing now: an event recorded
-   * there would become part of the graph and never complete here. Leave it unwatched. */
-  int capturing = 0;
-  if (p_cuStreamIsCapturing &&
-      p_cuStreamIsCapturing((CUstream)(uintptr_t)stream, &capturing) == LS_CUDA_SUCCESS && capturing)
     return 0;
   /* The legacy and per-thread default streams (0, 1, 2) are one per context (per
    * thread for 2): their slot is keyed by the current context too. */
@@ -252,13 +251,34 @@ uint32_t ls_dev_cover(uint64_t stream, uint64_t lo, uint64_t hi, uint64_t now) {
       return 0;
     ctx_key = (uint64_t)(uintptr_t)cur ^ (stream == 2 ? (uint64_t)syscall(SYS_gettid) << 40 : 0);
   }
-  unsigned si;
-  struct stream_slot *s = slot_of(stream, ctx_key, &si);
-  if (!s)
-    return 0;
+  unsigned si = tl_slot;
+  struct stream_slot *s = &g_streams[si % LS_STREAM_SLOTS];
+  if (stream <= 2 || tl_slot_key != stream + 1 || __atomic_load_n(&s->key, __ATOMIC_ACQUIRE) != stream + 1 ||
+      s->ctx_key) {
+    s = slot_of(stream, ctx_key, &si);
+    if (!s)
+      return 0;
+    if (stream > 2) {
+      tl_slot_key = stream + 1;
+      tl_slot = si;
+    }
+  }
   slot_lock(s);
   struct ev_entry *e = &s->ring[s->head];
   int full = __atomic_load_n(&e->state, __ATOMIC_ACQUIRE) == EV_ARMED;
+  if (full && !g_defer_ns) {
+    s->n_full++;
+    slot_unlock(s); /* every event in flight: this call goes unwatched (no capture query needed) */
+    return 0;
+  }
+  /* A stream being captured into a CUDA graph runs nothing now: an event recorded
+   * there would become part of the graph and never complete here. Leave it unwatched. */
+  int capturing = 0;
+  if (p_cuStreamIsCapturing &&
+      p_cuStreamIsCapturing((CUstream)(uintptr_t)stream, &capturing) == LS_CUDA_SUCCESS && capturing) {
+    slot_unlock(s);
+    return 0;
+  }
   uint32_t tag = make_tag(si, s->gen);
   if (g_defer_ns && __atomic_load_n(&s->ready, __ATOMIC_RELAXED)) {
     /* Wait for the stream's next event while its newest one is in flight and young. */
@@ -273,7 +293,7 @@ uint32_t ls_dev_cover(uint64_t stream, uint64_t lo, uint64_t hi, uint64_t now) {
     }
   } else if (full) {
     s->n_full++;
-    slot_unlock(s); /* every event in flight: this call goes unwatched */
+    slot_unlock(s); /* deferring, but the stream is not set up yet: unwatched */
     return 0;
   }
   /* The current context is needed only to make an event or to learn the stream's. */

@@ -54,8 +54,9 @@ LS_HIDDEN ls_abort_fn ls_abort_hook_for(uint16_t family);
 LS_HIDDEN void ls_guard_thread(void);
 
 /* Fills out[] with the return addresses above `site` on the calling thread's stack,
- * 0 past where the chain could be followed (callstack.c). */
-LS_HIDDEN void ls_stack_callers(const void *site, uint64_t out[LS_TRACE_CALLERS]);
+ * 0 past where the chain could be followed (callstack.c). `frame`: the wrapper's own
+ * frame address (its saved return address is `site`), or NULL to search for it. */
+LS_HIDDEN void ls_stack_callers(const void *site, const void *frame, uint64_t out[LS_TRACE_CALLERS]);
 
 /* Records. */
 LS_HIDDEN uint64_t ls_rec_limit(void); /* min(nrecords, capacity) */

@@ -796,6 +796,7 @@ int ls_call_begin(struct ls_call *c, uint16_t api, const void *site) {
   c->sub = d->sub;
   c->depth = tl_depth;
   c->site = site;
+  c->frame = NULL;
   c->rec = NULL;
   c->index = 0;
   c->comm = NULL;
@@ -847,7 +848,7 @@ void ls_call_enter(struct ls_call *c) {
   r->tid = my_tid();
   r->t_enter_ns = c->t_enter;
   r->site_pc = (uint64_t)(uintptr_t)c->site;
-  ls_stack_callers(c->site, r->callers);
+  ls_stack_callers(c->site, c->frame, r->callers);
   r->stream = c->args.stream;
   r->aux0 = c->aux0;
   r->aux1 = has_seq(c->kind) && c->depth > 0 ? tl_group : c->aux1;

@@ -79,6 +79,7 @@ struct ls_call {
   uint64_t t_enter;
   uint64_t t_exit;    /* set by the wrapper right after the real call returns */
   const void *site;   /* return address into the caller */
+  const void *frame;  /* the wrapper's frame address (its saved return address is site), or NULL */
   struct ls_trace_record *rec; /* NULL when the trace is full */
   uint64_t index;     /* record index (valid when rec != NULL) */
   struct ls_comm *comm; /* set by ls_call_enter from args.comm unless a hook set it */

@@ -120,20 +120,53 @@ static void test_calls(void) {
  * whatever its caller left in rbp. hostile() calls it with rbp = the given value, as
  * code built without frame pointers may (rbp used as a general register). */
 uint64_t probe_out[LS_TRACE_CALLERS];
+/* 0: the walk searches for the site's frame; 1: it is given probe's own frame, as the
+ * generated wrappers give theirs; 2: it is given a frame that does not hold the site
+ * (the search must take over). */
+int probe_frame_mode;
 void probe(void);
 __attribute__((noinline)) void probe(void) {
-  ls_stack_callers(__builtin_return_address(0), probe_out);
+  const void *fr = probe_frame_mode == 1 ? __builtin_frame_address(0)
+                   : probe_frame_mode == 2 ? (const void *)probe_out : NULL;
+  ls_stack_callers(__builtin_return_address(0), fr, probe_out);
 }
 void hostile(uintptr_t rbp);
 __asm__(".text\n.globl hostile\n.type hostile,@function\nhostile:\n"
         "  push %rbp\n  mov %rdi, %rbp\n  call probe\n  pop %rbp\n  ret\n");
 
-static int walked(uintptr_t rbp) {
+static int walked_mode(uintptr_t rbp, int mode) {
+  probe_frame_mode = mode;
   hostile(rbp);
   int n = 0;
   while (n < (int)LS_TRACE_CALLERS && probe_out[n])
     n++;
   return n;
+}
+static int walked(uintptr_t rbp) {
+  /* every case must come out the same whether the walk finds the site's frame itself
+   * or starts at the one given (valid or not) */
+  uint64_t want[LS_TRACE_CALLERS];
+  int n = walked_mode(rbp, 0);
+  memcpy(want, probe_out, sizeof want);
+  for (int mode = 1; mode <= 2; mode++) {
+    memset(probe_out, 0xa5, sizeof probe_out);
+    CHECK(walked_mode(rbp, mode) == n && !memcmp(probe_out, want, sizeof want));
+  }
+  return n;
+}
+
+/* A site further up than the search looks (OWN_FRAMES): only a given frame reaches it. */
+static uint64_t deep_out[LS_TRACE_CALLERS];
+__attribute__((noinline)) static void deep(int n, const void *site, const void *frame) {
+  if (n)
+    deep(n - 1, site, frame);
+  else
+    ls_stack_callers(site, frame, deep_out);
+  __asm__ volatile("" ::: "memory"); /* no tail call: every level keeps its frame */
+}
+__attribute__((noinline)) static void deep_top(int given) {
+  deep(8, __builtin_return_address(0), given ? __builtin_frame_address(0) : NULL);
+  __asm__ volatile("" ::: "memory");
 }
 
 static void test_callers(void) {
@@ -159,6 +192,10 @@ static void test_callers(void) {
   CHECK(walked((uintptr_t)frames) == 1);
   /* A real chain: this function's frame pointer gives its caller's return address. */
   CHECK(walked((uintptr_t)__builtin_frame_address(0)) >= 1 && probe_out[0] == (uint64_t)(uintptr_t)__builtin_return_address(0));
+  deep_top(0);
+  CHECK(deep_out[0] == 0); /* nine of our frames deep: the search gives up */
+  deep_top(1);
+  CHECK(deep_out[0] == (uint64_t)(uintptr_t)__builtin_return_address(0)); /* the frame given: found */
 }
 
 int main(int argc, char **argv) {
