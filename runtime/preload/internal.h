@@ -35,7 +35,7 @@ struct ls_state {
   unsigned poll_ms;
   int policy;
   uint16_t watchdog_api; /* api id of lockstep's own "watchdog" event */
-  uint16_t mismatch_api; /* ... and of its "mismatch" event (online.c) */
+  uint16_t mismatch_api; /* ... and of its "mismatch" event (online/check.c) */
   char path[4096];
 };
 extern struct ls_state ls_g LS_HIDDEN;
@@ -92,7 +92,7 @@ LS_HIDDEN void ls_dev_poll(void); /* watchdog: query armed events, mark members 
 LS_HIDDEN void ls_dev_shutdown(void); /* exit handler: final poll, then driver off */
 LS_HIDDEN void ls_dev_reset_after_fork(void);
 
-/* Side channel (online.c), driven by the watchdog thread. */
+/* Side channel (online/), driven by the watchdog thread. */
 /* `idle`: no sequenced call of this process is pending (all returned and complete). */
 LS_HIDDEN void ls_online_tick(int idle);
 LS_HIDDEN void ls_online_shutdown(void); /* exit: unlink the shared files */

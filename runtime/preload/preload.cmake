@@ -22,7 +22,12 @@ add_library(lockstep_recorder_obj OBJECT
   ${CMAKE_CURRENT_LIST_DIR}/callstack.c
   ${CMAKE_CURRENT_LIST_DIR}/device.c
   ${CMAKE_CURRENT_LIST_DIR}/watchdog.c
-  ${CMAKE_CURRENT_LIST_DIR}/online.c
+  ${CMAKE_CURRENT_LIST_DIR}/online/channel.c
+  ${CMAKE_CURRENT_LIST_DIR}/online/shm.c
+  ${CMAKE_CURRENT_LIST_DIR}/online/log.c
+  ${CMAKE_CURRENT_LIST_DIR}/online/check.c
+  ${CMAKE_CURRENT_LIST_DIR}/online/pause.c
+  ${CMAKE_CURRENT_LIST_DIR}/online/siphash.c
   ${CMAKE_CURRENT_LIST_DIR}/nccl_hooks.c)
 set_target_properties(lockstep_recorder_obj PROPERTIES POSITION_INDEPENDENT_CODE ON
   C_VISIBILITY_PRESET hidden)

@@ -185,7 +185,7 @@ static void fire(uint64_t index, struct ls_trace_record *r, uint64_t now) {
 
 static int g_hung, g_diverged; /* policy end: what was seen so far (atomic) */
 
-/* LOCKSTEP_POLICY on communicator `comm` (a hang here, a mismatch in online.c). */
+/* LOCKSTEP_POLICY on communicator `comm` (a hang here, a mismatch in online/check.c). */
 void ls_apply_policy(uint64_t comm, int hang) {
   if (ls_g.policy == LS_POLICY_END) {
     __atomic_store_n(hang ? &g_hung : &g_diverged, 1, __ATOMIC_SEQ_CST);

@@ -22,7 +22,7 @@ What is normalized, because it legitimately varies between runs or builds, and n
     the README's other ranks, and every other rank must name the odd rank -> `<peer>`;
   - the run lines' order, and which ranks print one: under --policy exit the first report
     `_exit`s its rank with 86 and mpirun then kills the rest, so only one line is guaranteed
-    (runtime/preload/online.c report() -> ls_apply_policy); at most one per rank (a rank
+    (runtime/preload/online/check.c report() -> ls_apply_policy); at most one per rank (a rank
     reports once per communicator), each for a rank the README has a line for;
   - lines of the run's output not starting with `lockstep:` (Open MPI's banners, which
     Open MPI 4.1 sometimes fails to print);
