@@ -172,6 +172,8 @@ static struct ls_seq cat(struct ls_seq a, struct ls_seq b) {
   return r;
 }
 
+struct ls_seq ls_seq_cat(struct ls_seq a, struct ls_seq b) { return cat(a, b); }
+
 struct ls_seq ls_seq_region(struct ls_seq s, struct ls_seq P) {
   if (s.stop == P.stop && s.len >= P.len && s.ends == P.ends) {
     struct ls_seq r = {s.h - powb(s.len - P.len) * P.h, s.len - P.len, -1, 0};

@@ -599,3 +599,100 @@ int ls_split_guarded(ls_program *p, ls_func *f, ls_node *cond, ls_node *const *c
   }
   return 1;
 }
+
+int ls_cond_relation(ls_func *f, ls_node *a, ls_node *b) {
+  char ka[512], kb[512], kn[512];
+  if (canon(f, a, ka, sizeof ka) != -1 || canon(f, b, kb, sizeof kb) != -1)
+    return -1;
+  if (!strcmp(ka, kb))
+    return 1;
+  negate(ka, kn, sizeof kn);
+  return strcmp(kn, kb) ? -1 : 0;
+}
+
+static int stepped(const ls_node *n, const ls_entity *e) {
+  if (!n)
+    return 0;
+  const char *kn = n->kind == CXCursor_CallExpr && n->ent && n->ent->rule ? n->ent->rule->kind_name : NULL;
+  if (kn && (!strcmp(kn, "rank_query") || !strcmp(kn, "size_query")))
+    return 0; /* the query that sets it: one between the branches is an item, seen below */
+  int level = 0;
+  if (n->kind == CXCursor_UnaryOperator && n->nkids == 1 &&
+      (n->op == CXUnaryOperator_AddrOf || n->op == CXUnaryOperator_PreInc || n->op == CXUnaryOperator_PostInc ||
+       n->op == CXUnaryOperator_PreDec || n->op == CXUnaryOperator_PostDec) &&
+      ls_target_of(n->kids[0], &level) == e)
+    return 1;
+  for (unsigned i = 0; i < n->nkids; i++)
+    if (stepped(n->kids[i], e))
+      return 1;
+  return 0;
+}
+
+/* the variables cond reads */
+static int cond_vars(ls_node *n, ls_entity **v, int *nv, int cap) {
+  n = strip(n);
+  if (!n)
+    return 1;
+  if (n->kind == CXCursor_DeclRefExpr) {
+    if (!n->ent)
+      return n->ilit;
+    if (n->ent->kind != LS_ENT_VAR && n->ent->kind != LS_ENT_PARAM)
+      return 0; /* a global or a function: a call on the way may change it */
+    if (*nv >= cap)
+      return 0;
+    v[(*nv)++] = n->ent;
+    return 1;
+  }
+  if (n->kind == CXCursor_IntegerLiteral)
+    return 1;
+  if (n->kind != CXCursor_BinaryOperator && n->kind != CXCursor_UnaryOperator)
+    return 0;
+  for (unsigned i = 0; i < n->nkids; i++)
+    if (!cond_vars(n->kids[i], v, nv, cap))
+      return 0;
+  return 1;
+}
+
+int ls_cond_kept(ls_func *f, ls_node *cond, ls_block *from, ls_block *to) {
+  ls_entity *v[8];
+  int nv = 0;
+  if (!cond_vars(cond, v, &nv, 8))
+    return 0;
+  /* incremented or its address taken anywhere in f (blocks do not list `r++` as an item) */
+  for (int i = 0; i < nv; i++)
+    if (stepped(f->body, v[i]))
+      return 0;
+  /* the blocks from `from` up to `to` (to's own items included) write none of them */
+  int maxid = 0;
+  for (int i = 0; i < f->nblocks; i++)
+    if (f->blocks[i]->id > maxid)
+      maxid = f->blocks[i]->id;
+  char *seen = calloc((size_t)maxid + 1, 1);
+  ls_block **stk = malloc(((size_t)f->nblocks + 1) * sizeof *stk);
+  if (!seen || !stk)
+    abort();
+  int sp = 0, ok = 1;
+  for (int i = 0; i < from->nsucc; i++)
+    if (from->succ[i]->id >= 0 && from->succ[i]->id <= maxid && !seen[from->succ[i]->id]) {
+      seen[from->succ[i]->id] = 1;
+      stk[sp++] = from->succ[i];
+    }
+  while (sp && ok) {
+    ls_block *k = stk[--sp];
+    for (int j = 0; j < k->nitems && ok; j++)
+      for (int i = 0; i < nv && ok; i++)
+        ok = !writes_of(k->items[j], v[i]);
+    if (k == to || k == from)
+      continue;
+    for (int i = 0; i < k->nsucc; i++) {
+      ls_block *t = k->succ[i];
+      if (t->id >= 0 && t->id <= maxid && !seen[t->id] && sp < f->nblocks) {
+        seen[t->id] = 1;
+        stk[sp++] = t;
+      }
+    }
+  }
+  free(stk);
+  free(seen);
+  return ok;
+}

@@ -19,4 +19,12 @@ int ls_split_guarded_comm(ls_program *p, ls_func *f, ls_node *cond, ls_node *com
  * n, n >= 1): 1 always true, 0 always false, -1 not decided. */
 int ls_rank_fact(ls_func *f, ls_node *cond);
 
+/* Conditions a and b in f compared by meaning (the rank facts included): 1 the same, 0 one
+ * the negation of the other, -1 not known. */
+int ls_cond_relation(ls_func *f, ls_node *a, ls_node *b);
+/* 1 when nothing on the way from branch `from` to block `to` (its items included) writes a
+ * variable cond reads, cond reads only locals and parameters, and none of them has its
+ * address handed to a function. */
+int ls_cond_kept(ls_func *f, ls_node *cond, ls_block *from, ls_block *to);
+
 #endif

@@ -49,6 +49,8 @@ int ls_event_token(ls_check_ctx *c, ls_node *n, uint64_t *tok);
  * along the post-dominator chain, memoized in the blocks (h, len, stop, ends). */
 struct ls_seq { uint64_t h; long len; int stop; int ends; };
 struct ls_seq ls_seq_of(ls_check_ctx *c, ls_block *k);
+/* a followed by b */
+struct ls_seq ls_seq_cat(struct ls_seq a, struct ls_seq b);
 /* The region of alternative s of a branch whose join is P. */
 struct ls_seq ls_seq_region(struct ls_seq s, struct ls_seq P);
 

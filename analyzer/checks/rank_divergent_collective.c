@@ -216,6 +216,49 @@ static int on_cycle(ls_check_ctx *c, ls_block *b) {
   return cyc;
 }
 
+/* ---- two branches on one condition ----
+ * `if (r % 2) A(); if (!(r % 2)) A();`: each branch alone has a side without A, but every
+ * rank issues A once, at the first branch or at the second. b1's join is b2 (nothing issued
+ * between), b2's condition is b1's or its negation, its variables unchanged on the way:
+ * the ranks on each side of b1 take a known side of b2, and what the two groups issue from
+ * b1 to b2's join is compared. */
+static int sides_of_pair(ls_check_ctx *c, ls_block *b1, ls_block *b2) {
+  ls_func *f = c->f;
+  if (!b1 || !b2 || b1->nsucc != 2 || b2->nsucc != 2 || b1->is_loop || b2->is_loop || !b1->cond || !b2->cond ||
+      b1->ipdom != b2 || !b2->ipdom)
+    return 0;
+  for (int i = 0; i < b2->nitems; i++) {
+    uint64_t t;
+    if (ls_event_token(c, b2->items[i], &t))
+      return 0;
+  }
+  int rel = ls_cond_relation(f, b1->cond, b2->cond);
+  if (rel < 0 || !ls_cond_kept(f, b1->cond, b1, b2))
+    return 0;
+  struct ls_seq j2 = ls_seq_of(c, b2->ipdom), j1 = ls_seq_of(c, b2), side[2];
+  for (int s = 0; s < 2; s++) {
+    struct ls_seq x1 = ls_seq_of(c, b1->succ[s]), x2 = ls_seq_of(c, b2->succ[rel ? s : 1 - s]);
+    if (x1.ends || x2.ends)
+      return 0;
+    if (x1.stop != j1.stop || x1.len < j1.len || x1.ends != j1.ends || x2.stop != j2.stop || x2.len < j2.len ||
+        x2.ends != j2.ends)
+      return 0; /* not a region of its join (a loop around) */
+    struct ls_seq r1 = ls_seq_region(x1, j1), r2 = ls_seq_region(x2, j2);
+    side[s] = ls_seq_cat(r1, r2);
+  }
+  return side[0].h == side[1].h && side[0].len == side[1].len;
+}
+
+static int paired(ls_check_ctx *c, ls_block *b) {
+  ls_func *f = c->f;
+  if (sides_of_pair(c, b, b->ipdom))
+    return 1;
+  for (int i = 0; i < f->nblocks; i++)
+    if (f->blocks[i]->ipdom == b && f->blocks[i]->cond_taint && sides_of_pair(c, f->blocks[i], b))
+      return 1;
+  return 0;
+}
+
 static void check_branch(ls_check_ctx *c, ls_block *b) {
   ls_func *f = c->f;
   ls_block *P = b->ipdom;
@@ -249,6 +292,8 @@ static void check_branch(ls_check_ctx *c, ls_block *b) {
       check_nested_exit(c, b, cyc);
     return;
   }
+  if (!aborts && paired(c, b))
+    return;
   /* Two alternatives that differ: the first successor vs the first that differs from it. */
   struct ls_evlist la = {.n = 0}, lb = {.n = 0};
   int ia = 0, ib = b->nsucc;
