@@ -259,6 +259,138 @@ static int paired(ls_check_ctx *c, ls_block *b) {
   return 0;
 }
 
+/* ---- an else-if chain over rank values with no final else ----
+ * `if (r == 0) A(); else if (r == 1) A(); else if (r == 2) A();`: every arm issues the same,
+ * and only the ranks the chain names do; the rest fall through with nothing. One finding at
+ * the head names the values, not one per arm. */
+#define CHAIN_MAX 16
+static ls_node *eq_test(ls_node *cond, long long *v) {
+  ls_node *n = cond;
+  while (n && (n->kind == CXCursor_ParenExpr || n->kind == CXCursor_UnexposedExpr) && n->nkids == 1)
+    n = n->kids[0];
+  if (!n || n->kind != CXCursor_BinaryOperator || n->op != CXBinaryOperator_EQ || n->nkids != 2)
+    return NULL;
+  for (int s = 0; s < 2; s++) {
+    ls_node *k = n->kids[1 - s];
+    while (k && (k->kind == CXCursor_ParenExpr || k->kind == CXCursor_UnexposedExpr) && k->nkids == 1)
+      k = k->kids[0];
+    if (k && k->ilit) {
+      *v = k->ival;
+      return n->kids[s];
+    }
+  }
+  return NULL;
+}
+
+static int same_var(ls_func *f, ls_node *a, ls_node *b) {
+  /* `a == 0` has the meaning of `b == 0` exactly when a and b are the same expression */
+  ls_node x = {.kind = CXCursor_BinaryOperator, .op = CXBinaryOperator_EQ, .nkids = 2};
+  ls_node y = x, zero = {.kind = CXCursor_IntegerLiteral, .ilit = 1};
+  ls_node *kx[2] = {a, &zero}, *ky[2] = {b, &zero};
+  x.kids = kx;
+  y.kids = ky;
+  return ls_cond_relation(f, &x, &y) == 1;
+}
+
+/* The chain that starts at head (its blocks in order), or 0 when it is not one that qualifies. */
+static int chain_at(ls_check_ctx *c, ls_block *head, ls_block **v, long long *vals) {
+  ls_func *f = c->f;
+  ls_block *J = head->ipdom;
+  long long val;
+  ls_node *var = head->cond ? eq_test(head->cond, &val) : NULL;
+  if (!var || !J || head->is_loop)
+    return 0;
+  struct ls_seq sj = ls_seq_of(c, J), arm = {0};
+  int n = 0;
+  for (ls_block *k = head; k && n < CHAIN_MAX; k = k->succ[1]) {
+    long long kv;
+    ls_node *kvar = k->nsucc == 2 && k->cond && k->cond_taint ? eq_test(k->cond, &kv) : NULL;
+    if (!kvar || (k != head && (k->npred != 1 || k->pred[0] != v[n - 1])) || (n && !same_var(f, var, kvar)))
+      break;
+    for (int i = 0; i < k->nitems && k != head; i++) {
+      uint64_t t;
+      if (ls_event_token(c, k->items[i], &t))
+        return 0;
+    }
+    for (int i = 0; i < n; i++)
+      if (vals[i] == kv)
+        return 0;
+    struct ls_seq x = ls_seq_of(c, k->succ[0]);
+    if (x.ends || x.stop != sj.stop || x.len < sj.len || x.ends != sj.ends)
+      return 0;
+    struct ls_seq r = ls_seq_region(x, sj);
+    if (!r.len || (n && (r.h != arm.h || r.len != arm.len)))
+      return 0;
+    arm = r;
+    vals[n] = kv;
+    v[n++] = k;
+  }
+  if (n < 2)
+    return 0;
+  struct ls_seq fall = ls_seq_of(c, v[n - 1]->succ[1]); /* what the other ranks do */
+  if (fall.ends || fall.stop != sj.stop || fall.len != sj.len || fall.h != sj.h)
+    return 0;
+  return n;
+}
+
+/* 1: b is part of a chain (reported at its head, here when b is the head) */
+static int check_chain(ls_check_ctx *c, ls_block *b) {
+  ls_block *head = b, *v[CHAIN_MAX];
+  long long vals[CHAIN_MAX];
+  for (int up = 0; up < CHAIN_MAX && head->npred == 1 && head->pred[0]->nsucc == 2 && head->pred[0]->succ[1] == head &&
+                   head->pred[0]->cond_taint;
+       up++)
+    head = head->pred[0];
+  int n = 0;
+  while (head != b && !(n = chain_at(c, head, v, vals))) /* the longest chain above b that holds it */
+    head = head->succ[1];
+  if (head == b)
+    n = chain_at(c, b, v, vals);
+  int in = 0;
+  for (int i = 0; i < n; i++)
+    in |= v[i] == b;
+  if (!n || !in)
+    return 0;
+  if (head != b)
+    return 1;
+  struct ls_evlist la = {.n = 0};
+  c->gen++;
+  c->budget = 256;
+  ls_walk(c, head->succ[0], head->ipdom, &la, 0);
+  if (!la.n)
+    return 1;
+  ls_node *at = la.v[0], *cn = head->cond;
+  char ranks[256], msg[1024], sa[400], m1[512], key[1024];
+  size_t k = 0;
+  ranks[0] = 0;
+  for (int i = 0; i < n; i++) {
+    char t[32];
+    snprintf(t, sizeof t, "%s%lld", i ? ", " : "", vals[i]);
+    app(ranks, sizeof ranks, &k, t);
+  }
+  snprintf(msg, sizeof msg, "%s '%s' is issued only where the value the else-if chain at line %u tests is %s; with no final else the other ranks fall through without it",
+           ls_is_coll(at) ? "collective" : "call to", ls_callee(at), cn->line, ranks);
+  ls_finding *fd = ls_check_add(c, ls_rule_id(LS_RULE_RANK_DIVERGENT_COLLECTIVE), at->file, at->line, at->col, msg);
+  if (!fd)
+    return 1;
+  ls_vec_push(&fd->notes, ls_check_loc(c->p, cn->file, cn->line, cn->col, "this condition depends on the rank"));
+  ls_check_origin_notes(c, fd, head->cond_taint);
+  seq_text(sa, sizeof sa, &la, cn);
+  ls_str2(m1, sizeof m1, "each arm issues: ", sa);
+  ls_vec_push(&fd->notes, ls_check_loc(c->p, cn->file, cn->line, cn->col, m1));
+  ls_node *last = v[n - 1]->cond;
+  ls_vec_push(&fd->notes, ls_check_loc(c->p, last->file, last->line, last->col,
+                                       "the ranks that fail this last test issue: no collective"));
+  size_t kk = ls_key_cat(key, sizeof key, 0, "C", "");
+  for (int j = 0; j < la.n; j++) {
+    ls_vec_push(&fd->sites, ls_check_loc(c->p, la.v[j]->file, la.v[j]->line, la.v[j]->col, ls_callee(la.v[j])));
+    if (kk < sizeof key)
+      kk = ls_key_cat(key, sizeof key, kk, ",", ls_callee(la.v[j]));
+  }
+  fd->seqkey = ls_strdup(c->p->arena, key);
+  return 1;
+}
+
 static void check_branch(ls_check_ctx *c, ls_block *b) {
   ls_func *f = c->f;
   ls_block *P = b->ipdom;
@@ -292,7 +424,7 @@ static void check_branch(ls_check_ctx *c, ls_block *b) {
       check_nested_exit(c, b, cyc);
     return;
   }
-  if (!aborts && paired(c, b))
+  if (!aborts && (paired(c, b) || check_chain(c, b)))
     return;
   /* Two alternatives that differ: the first successor vs the first that differs from it. */
   struct ls_evlist la = {.n = 0}, lb = {.n = 0};
