@@ -1,7 +1,9 @@
 /* cfg.c — control-flow graph per function, built from the ls_node tree in one pass:
  * if/else, loops, break/continue, switch with fall-through, return, goto/labels,
- * short-circuit && || ?:, noreturn calls and throw (edges to the abort sink), and C++
- * scope-exit destructors (synthetic calls at every exit of the scope). Post-dominators
+ * short-circuit && || ?:, noreturn calls (edges to the abort sink), C++ throw/try/catch
+ * (a throw, or a call of a program function that may throw, goes to the enclosing try's
+ * handlers, else to the abort sink marked `thrown`), and C++ scope-exit destructors
+ * (synthetic calls at every exit of the scope, an exception's way out included). Post-dominators
  * use Cooper-Harvey-Kennedy over the reverse graph rooted at a virtual exit.
  * Conventions: a branch block has `cond` and succ[0] = true side, succ[1] = false side. */
 #include <stdlib.h>
@@ -11,6 +13,14 @@
 #include "xalloc.h"
 
 struct jump { ls_block *brk, *cont; size_t scope; };
+/* an enclosing try: where its body's exceptions go */
+struct try_ctx {
+  ls_block **handlers; unsigned nh;
+  int catch_all;  /* a catch (...): nothing thrown in the body goes further out */
+  size_t scope;   /* b->dtors.n at the try: what the body declares is destroyed on the way */
+  int in_handler; /* building its handlers: what they throw goes further out */
+  int used;       /* a throw or a call that may throw reached the handlers */
+};
 struct label { const char *name; ls_block *b; };
 struct dtor { ls_entity *dtor; };
 
@@ -24,6 +34,7 @@ struct builder {
   struct jump *jumps; size_t njumps, capjumps;
   struct label *labels; size_t nlabels, caplabels;
   ls_vec dtors;   /* ls_entity* of live RAII objects, innermost last */
+  struct try_ctx *tries; size_t ntries, captries; /* enclosing trys, innermost last */
   ls_block *sw;   /* dispatch block of the innermost switch */
   int sw_default;
 };
@@ -80,6 +91,46 @@ static void emit_dtors(struct builder *b, size_t down_to, const char *file, unsi
     n->col = col;
     item(b, n);
   }
+}
+
+/* An exception raised at the end of the current block (by `what`: a throw, or a call whose
+ * callee may throw): it goes to the handlers of the innermost enclosing try (any of them
+ * may match), on outwards unless one is a catch (...), and else out of the function to the
+ * abort sink, running the destructors of the scopes it leaves on the way. The current
+ * block is left as it was (a call's normal path continues from it). */
+static void throw_edges(struct builder *b, ls_node *what) {
+  ls_block *k = cur(b), *keep = b->cur;
+  size_t at = b->dtors.n;
+  for (size_t t = b->ntries; t > 0; t--) {
+    struct try_ctx *tc = &b->tries[t - 1];
+    if (tc->in_handler)
+      continue;
+    if (at > tc->scope) {
+      b->cur = new_block(b);
+      edge(b, k, b->cur);
+      emit_dtors(b, tc->scope, what->file, what->line, what->col);
+      k = b->cur;
+      at = tc->scope;
+    }
+    for (unsigned h = 0; h < tc->nh; h++)
+      edge(b, k, tc->handlers[h]);
+    tc->used = 1;
+    if (tc->catch_all) {
+      b->cur = keep;
+      return;
+    }
+  }
+  if (at > 0) {
+    b->cur = new_block(b);
+    edge(b, k, b->cur);
+    emit_dtors(b, 0, what->file, what->line, what->col);
+    k = b->cur;
+  }
+  k->thrown = what;
+  if (!b->f->throws)
+    b->f->throws = what;
+  edge(b, k, b->f->abort_blk);
+  b->cur = keep;
 }
 
 static int is_noreturn_call(const ls_node *n) {
@@ -161,7 +212,18 @@ static void expr(struct builder *b, ls_node *n) {
       emit_dtors(b, mark, n->file, n->line, n->col);
       b->dtors.n = mark;
     }
-    if (is_noreturn_call(n)) {
+    if (n->ent && n->ent->def && n->ent->def->throws && n->ent->def != b->f) {
+      /* a callee of the program that may throw: its exception takes the throw's way out,
+       * the normal path goes on in a block of its own (noreturn: there is none) */
+      ls_block *k = cur(b);
+      throw_edges(b, n);
+      if (n->ent->def->noreturn) {
+        b->cur = NULL;
+      } else {
+        b->cur = new_block(b);
+        edge(b, k, b->cur);
+      }
+    } else if (is_noreturn_call(n)) {
       /* a job-wide abort takes every rank down: no rank is left waiting in a collective */
       int all = (n->ent->rule && !strcmp(n->ent->rule->kind_name, "comm_abort")) ||
                 (n->ent->def && n->ent->def->kills_all);
@@ -171,7 +233,7 @@ static void expr(struct builder *b, ls_node *n) {
     break;
   case CXCursor_CXXThrowExpr:
     item(b, n);
-    edge(b, cur(b), b->f->abort_blk);
+    throw_edges(b, n);
     b->cur = NULL;
     break;
   case CXCursor_BinaryOperator:
@@ -414,18 +476,36 @@ static void stmt(struct builder *b, ls_node *n) {
   }
   case CXCursor_CXXTryStmt: {
     ls_block *pre = cur(b), *join = new_block(b);
+    unsigned nh = n->nkids ? n->nkids - 1 : 0;
+    if (b->ntries == b->captries) {
+      b->captries = b->captries ? 2 * b->captries : 4;
+      b->tries = ls_xrealloc(b->tries, b->captries * sizeof *b->tries);
+    }
+    struct try_ctx tc = {.handlers = ls_alloc(b->p->arena, (nh + 1) * sizeof(ls_block *)), .nh = nh,
+                         .scope = b->dtors.n};
+    for (unsigned i = 0; i < nh; i++) {
+      ls_node *h = n->kids[i + 1];
+      tc.handlers[i] = new_block(b);
+      tc.catch_all |= h && h->nkids == 1; /* catch (...) declares no exception variable */
+    }
+    size_t t = b->ntries;
+    b->tries[b->ntries++] = tc;
     if (n->nkids)
       stmt(b, n->kids[0]);
     edge(b, b->cur, join);
-    for (unsigned i = 1; i < n->nkids; i++) {
-      ls_node *h = n->kids[i];
-      ls_block *hb = new_block(b);
-      edge(b, pre, hb); /* any call in the try body may throw: handlers hang off its start */
-      b->cur = hb;
+    /* nothing seen to throw (a library call may): the handlers hang off the body's start */
+    if (!b->tries[t].used)
+      for (unsigned i = 0; i < nh; i++)
+        edge(b, pre, b->tries[t].handlers[i]);
+    b->tries[t].in_handler = 1; /* a rethrow goes to the enclosing try */
+    for (unsigned i = 0; i < nh; i++) {
+      ls_node *h = n->kids[i + 1];
+      b->cur = b->tries[t].handlers[i];
       if (h && h->nkids)
         stmt(b, h->kids[h->nkids - 1]);
       edge(b, b->cur, join);
     }
+    b->ntries = t;
     b->cur = join;
     return;
   }
@@ -445,6 +525,7 @@ static void stmt(struct builder *b, ls_node *n) {
 
 void ls_cfg_build(ls_program *p, ls_func *f) {
   struct builder b = {.p = p, .f = f};
+  f->throws = NULL;
   f->entry = new_block(&b);
   f->exit = new_block(&b);
   f->abort_blk = new_block(&b);
@@ -464,6 +545,7 @@ void ls_cfg_build(ls_program *p, ls_func *f) {
   free(b.jumps);
   free(b.labels);
   free(b.dtors.v);
+  free(b.tries);
   forward_order(p, f);
 }
 

@@ -122,6 +122,8 @@ typedef struct ls_block {
   int rpo, po;              /* postorder number in the reverse CFG */
   uint32_t gin, gout; int gdone;    /* group depth masks */
   const struct ls_block *cdep;      /* a rank-dependent branch this block depends on */
+  ls_node *thrown;          /* the throw (or a call that may throw) whose exception leaves the
+                             * function from this block (its edge goes to the abort sink) */
   int capitems, capsucc, cappred;
 } ls_block;
 _Static_assert(sizeof(ls_block) <= 192, "ls_block: three cache lines at most");
@@ -145,6 +147,8 @@ typedef struct ls_func {
   int has_pragma;
   ls_node **refs; int nrefs; /* the body's nodes that name an entity, in preorder (same walk) */
   int noreturn;             /* no path reaches the normal exit */
+  ls_node *throws;          /* an exception can leave the function: the throw (or the call) it
+                             * comes from, found when its CFG is built (callees first) */
   ls_block **fwd; int nfwd; /* the blocks the entry reaches, in topological order, loops together (ls_cfg_forward) */
   int *fpos;                /* by block id: its index in fwd (blocks the entry reaches only) */
   uint64_t nb_settles;      /* bit i: every normal return has polled param i's communicator ready */

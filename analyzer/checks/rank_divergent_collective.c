@@ -73,6 +73,9 @@ static void seq_text(char *buf, size_t cap, const struct ls_evlist *l, const ls_
  * loop (cyc) a return counts too, and b's own successors. The two reachability walks are
  * bounded, so many branches in one long function stay linear. */
 #define NX_BUDGET 512
+/* A helper's exception passed on (a call that may throw): an error path inside the helper,
+ * like its exit() would be, not an exit the branch chooses. */
+static int thrown_by_callee(const ls_block *k) { return k->thrown && k->thrown->kind == CXCursor_CallExpr; }
 static void check_nested_exit(ls_check_ctx *c, ls_block *b, int cyc) {
   ls_func *f = c->f;
   if (!f->abort_blk || (!f->abort_blk->npred && !cyc) || b->nsucc != 2)
@@ -129,7 +132,7 @@ static void check_nested_exit(ls_check_ctx *c, ls_block *b, int cyc) {
    * everything after the loop, its later error returns included) */
   for (int i = 0; cyc && ok && i < 2 && !hit; i++)
     for (int j = 0; j < b->succ[i]->nsucc; j++)
-      if (b->succ[i]->succ[j] == f->abort_blk || b->succ[i]->succ[j] == f->exit)
+      if ((b->succ[i]->succ[j] == f->abort_blk && !thrown_by_callee(b->succ[i])) || b->succ[i]->succ[j] == f->exit)
         hit = b->succ[i];
   /* one-sided blocks: marked g0 only (side 0) or g1 only (side 1) */
   for (int i = 0; i < f->nblocks && ok && !hit; i++) {
@@ -137,7 +140,7 @@ static void check_nested_exit(ls_check_ctx *c, ls_block *b, int cyc) {
     if ((k->mark != g0 && k->mark != g1) || (!cyc && (k == b->succ[0] || k == b->succ[1])))
       continue; /* b's own successors: check_branch's direct abort case */
     for (int j = 0; j < k->nsucc; j++)
-      if (k->succ[j] == f->abort_blk || (cyc && k->succ[j] == f->exit))
+      if ((k->succ[j] == f->abort_blk && !thrown_by_callee(k)) || (cyc && k->succ[j] == f->exit))
         hit = k;
   }
   free(stk);

@@ -1,7 +1,7 @@
 /* unbalanced-group — a group end that takes the depth below zero on some path, and the
  * exits (returns, the function's end) where the depth differs from the entry's: an early
  * return inside a group, a missing group end, more ends than starts, or paths that join with
- * different depths. Reads the driver's group walk (group.c); a begin/end helper is its
+ * different depths; and an exception that leaves the function with a group open. Reads the driver's group walk (group.c); a begin/end helper is its
  * callers' business. */
 #include <stdio.h>
 
@@ -87,6 +87,46 @@ void ls_check_unbalanced_group(ls_check_ctx *c) {
       continue;
     fd->seqkey = key;
     ls_node *o = opener(c, file, line);
+    if (o) {
+      ls_vec_push(&fd->notes, ls_check_loc(c->p, o->file, o->line, o->col, "group opened here"));
+      ls_vec_push(&fd->sites, ls_check_loc(c->p, o->file, o->line, o->col, ls_callee(o)));
+    }
+  }
+  /* an exception that leaves the function with a group open: the caller that catches it
+   * goes on with the thread's group depth raised (no handler or destructor on its way
+   * called ncclGroupEnd) */
+  for (int i = 0; f->abort_blk && i < f->abort_blk->npred; i++) {
+    ls_block *k = f->abort_blk->pred[i];
+    ls_node *t = k->thrown;
+    uint32_t open = k->gout & ~((2u << GZ) - 1); /* the depths above the entry's */
+    if (!t || !k->gin || !open)
+      continue;
+    int own = 0; /* the error path of the group start itself (a CHECK that throws) */
+    for (size_t j = 0; j < c->starts.n && !own; j++)
+      own = ((ls_node *)c->starts.v[j])->line == t->line && ((ls_node *)c->starts.v[j])->file == t->file;
+    if (own)
+      continue;
+    int d = ls_mask_depth(open);
+    char msg[512], at[64] = "";
+    if (d == 99)
+      snprintf(at, sizeof at, " on some paths");
+    else
+      snprintf(at, sizeof at, " (depth %d)", d);
+    if (t->kind == CXCursor_CallExpr)
+      snprintf(msg, sizeof msg, "'%s' may throw inside a group, and its exception leaves the function with the group open%s: no handler or destructor on the way calls ncclGroupEnd",
+               ls_callee(t), at);
+    else
+      snprintf(msg, sizeof msg, "exception thrown inside a group leaves the function with the group open%s: no handler or destructor on the way calls ncclGroupEnd",
+               at);
+    ls_finding *fd = ls_check_add(c, ls_rule_id(LS_RULE_UNBALANCED_GROUP), t->file, t->line, t->col, msg);
+    if (!fd)
+      continue;
+    fd->seqkey = "throw";
+    if (t->kind == CXCursor_CallExpr && t->ent && t->ent->def && t->ent->def->throws) {
+      const ls_node *w = t->ent->def->throws;
+      ls_vec_push(&fd->notes, ls_check_loc(c->p, w->file, w->line, w->col, "the exception can come from here"));
+    }
+    ls_node *o = opener(c, t->file, t->line);
     if (o) {
       ls_vec_push(&fd->notes, ls_check_loc(c->p, o->file, o->line, o->col, "group opened here"));
       ls_vec_push(&fd->sites, ls_check_loc(c->p, o->file, o->line, o->col, ls_callee(o)));
