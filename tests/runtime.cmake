@@ -47,6 +47,12 @@ set_target_properties(ls_dl_main PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${LS_RT_BIN
 target_compile_options(ls_dl_main PRIVATE ${LOCKSTEP_WARNINGS})
 target_link_libraries(ls_dl_main PRIVATE ${CMAKE_DL_LIBS})
 
+# Logs liblockstep's getenv calls (t_config_once.sh).
+add_library(ls_getenv_log SHARED ${LS_RT_DIR}/getenv_log.c)
+set_target_properties(ls_getenv_log PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${LS_RT_BIN})
+target_compile_options(ls_getenv_log PRIVATE ${LOCKSTEP_WARNINGS})
+target_link_libraries(ls_getenv_log PRIVATE ${CMAKE_DL_LIBS})
+
 set(LS_RT_ENV
   "LS_LIB=$<TARGET_FILE:lockstep_preload>"
   "LS_PROG=$<TARGET_FILE:ls_prog_nccl>"
@@ -55,12 +61,13 @@ set(LS_RT_ENV
   "LS_FAKECUDA=${LS_RT_BIN}/fakecuda"
   "LS_TMPROOT=${LS_RT_BIN}/tmp"
   "LS_DLMAIN=$<TARGET_FILE:ls_dl_main>"
-  "LS_DLUSER=$<TARGET_FILE:ls_dl_user>")
+  "LS_DLUSER=$<TARGET_FILE:ls_dl_user>"
+  "LS_GETENV_SHIM=$<TARGET_FILE:ls_getenv_log>")
 
 foreach(t preload_silent rc_passthrough depth groups threads identity sigkill
           watchdog_report watchdog_abort watchdog_exit run_cmd disable overflow mpirun diverge
           dlopen_local capture exec watchdog_multi disk_full online online_skip defer
-          online_policy online_reject online_nodir run_signals run_end)
+          online_policy online_reject online_nodir run_signals run_end config_once)
   add_test(NAME runtime_${t} COMMAND sh ${LS_RT_DIR}/t_${t}.sh)
   set_tests_properties(runtime_${t} PROPERTIES TIMEOUT 60 ENVIRONMENT "${LS_RT_ENV}"
                        SKIP_RETURN_CODE 77)

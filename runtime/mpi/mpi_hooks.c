@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "mpi_hooks.h"
+#include "config.h"
 
 #define MPI_SONAME LOCKSTEP_MPI_SONAME
 #define LS_MPI_ABORT_CODE 86 /* the watchdog's exit code, for policy abort */
@@ -113,13 +114,7 @@ static int mpi_abort_comm(const void *handle) {
   return f ? f((MPI_Comm)(uintptr_t)handle, LS_MPI_ABORT_CODE) : -1;
 }
 
-/* LOCKSTEP_MPI=0: MPI calls pass through unrecorded (an NCCL program that bootstraps
- * with MPI then gets traces of its NCCL calls only). Read once, at load. */
-static int g_mpi_off;
-
 __attribute__((constructor)) static void ls_mpi_hooks_init(void) {
-  const char *v = getenv("LOCKSTEP_MPI");
-  g_mpi_off = v && !strcmp(v, "0");
   ls_set_abort_hook(LS_FAMILY_MPI, mpi_abort_comm);
   ls_set_rank_query_hook(LS_FAMILY_MPI, mpi_rank_query);
 }
@@ -317,11 +312,8 @@ static void *watch_main(void *arg) {
 }
 
 static void watch_start(void) {
-  const char *t = getenv("LOCKSTEP_TIMEOUT");
-  double sec = t && *t ? strtod(t, NULL) : 60.0;
-  uint64_t timeout = sec > 0 ? (uint64_t)(sec * 1e9) : 0;
-  const char *p = getenv("LOCKSTEP_POLICY");
-  g_watch_policy = p && !strcmp(p, "exit") ? 2 : p && !strcmp(p, "abort") ? 1 : 0;
+  uint64_t timeout = ls_cfg.timeout_ns;
+  g_watch_policy = ls_cfg.policy == LS_POLICY_EXIT ? 2 : ls_cfg.policy == LS_POLICY_ABORT ? 1 : 0;
   if (!timeout)
     return;
   pthread_attr_t attr;
@@ -542,7 +534,7 @@ static void post_wait(struct ls_call *c, int64_t rc) {
 }
 
 void ls_mpi_pre(struct ls_call *c) {
-  if (g_mpi_off)
+  if (ls_cfg.mpi_off) /* MPI calls pass through unrecorded */
     return;
   switch (c->kind) {
   case LS_KIND_COLLECTIVE:
@@ -575,7 +567,7 @@ void ls_mpi_pre(struct ls_call *c) {
 }
 
 void ls_mpi_post(struct ls_call *c, int64_t rc) {
-  if (g_mpi_off) {
+  if (ls_cfg.mpi_off) {
     memset(&ls_mpi_tl, 0, sizeof ls_mpi_tl);
     ls_call_exit(c, rc);
     return;

@@ -110,9 +110,7 @@ int ls_dev_init(void) {
   *(void **)&p_cuStreamGetCtx = dlsym(h, "cuStreamGetCtx");           /* optional */
   *(void **)&p_cuStreamIsCapturing = dlsym(h, "cuStreamIsCapturing"); /* optional */
   *(void **)&p_cuStreamGetId = dlsym(h, "cuStreamGetId");             /* optional (CUDA 12) */
-  const char *d = getenv("LOCKSTEP_DEFER_US");
-  unsigned long us = d && *d ? strtoul(d, NULL, 10) : 0;
-  g_defer_ns = (uint64_t)(us > 1000000 ? 1000000 : us) * 1000u;
+  g_defer_ns = ls_cfg.defer_ns;
   g_dev = p_cuEventCreate && p_cuEventRecord && p_cuEventQuery && p_cuEventDestroy &&
           p_cuCtxGetCurrent && p_cuCtxSetCurrent;
   return g_dev;
@@ -435,8 +433,7 @@ void ls_dev_poll(void) {
  * while exit() tears libcuda down. */
 void ls_dev_shutdown(void) {
   ls_dev_poll();
-  const char *st = getenv("LOCKSTEP_DEVICE_STATS");
-  if (st && *st == '1') {
+  if (ls_cfg.device_stats) {
     uint64_t n[5] = {0};
     for (unsigned si = 0; si < LS_STREAM_SLOTS; si++)
       if (__atomic_load_n(&g_streams[si].key, __ATOMIC_ACQUIRE)) {

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "recorder.h"
+#include "config.h"
 
 #define LS_MAX_APIS 512u
 #define LS_MAX_COMMS 4096u
@@ -17,11 +18,6 @@
 #define LS_WTAG_PENDING 0u          /* waiting: outer group end or event not armed yet */
 #define LS_WTAG_NONE 0xffffffffu    /* nothing to wait for (error, untracked, no device) */
 
-/* end: report, until both signals agree that the ranks can no longer meet (the side
- * channel reported a divergence, and the watchdog found a call not complete past the
- * timeout, in either order); then the process exits with LS_END_CODE. */
-enum ls_policy { LS_POLICY_REPORT = 0, LS_POLICY_ABORT = 1, LS_POLICY_EXIT = 2, LS_POLICY_END = 3 };
-
 struct ls_state {
   struct ls_trace_header *hdr;
   struct ls_trace_record *recs;
@@ -31,9 +27,6 @@ struct ls_state {
   int reserve_unsupported; /* the filesystem cannot fallocate: no reservation */
   int reserve_failed;      /* atomic: the last reservation found the disk full */
   uint64_t map_size;
-  uint64_t timeout_ns; /* 0: never time out */
-  unsigned poll_ms;
-  int policy;
   uint16_t watchdog_api; /* api id of lockstep's own "watchdog" event */
   uint16_t mismatch_api; /* ... and of its "mismatch" event (online/check.c) */
   char path[4096];

@@ -19,6 +19,7 @@ add_custom_command(
 # The recorder core as objects, shared by the library and its unit test.
 add_library(lockstep_recorder_obj OBJECT
   ${CMAKE_CURRENT_LIST_DIR}/recorder.c
+  ${CMAKE_CURRENT_LIST_DIR}/config.c
   ${CMAKE_CURRENT_LIST_DIR}/callstack.c
   ${CMAKE_CURRENT_LIST_DIR}/device.c
   ${CMAKE_CURRENT_LIST_DIR}/watchdog.c

@@ -348,23 +348,6 @@ static struct ls_comm *comm_adopt(const void *handle, uint16_t family) {
 
 /* ---- trace file ----------------------------------------------------------------- */
 
-static const char *env_first(const char *const *names) {
-  for (; *names; names++) {
-    const char *v = getenv(*names);
-    if (v && *v)
-      return v;
-  }
-  return NULL;
-}
-
-static int env_int(const char *const *names, int dflt) {
-  const char *v = env_first(names);
-  char *end = NULL;
-  long x = v ? strtol(v, &end, 10) : 0;
-  /* Not a number, or out of int's range (atoi's undefined case): not set. */
-  return v && end != v && !*end && x >= INT_MIN && x <= INT_MAX ? (int)x : dflt;
-}
-
 static void errmsg(const char *what, const char *path, int err) {
   char msg[4400];
   int n = snprintf(msg, sizeof msg, "lockstep: %s %s: %s; recording is off for this process\n",
@@ -402,9 +385,7 @@ static int reserve_blocks(int fd, off_t off, off_t len) {
 }
 
 static int trace_open(void) {
-  const char *dir = getenv("LOCKSTEP_TRACE_DIR");
-  if (!dir || !*dir)
-    dir = "lockstep-traces";
+  const char *dir = ls_cfg.trace_dir;
   char host[64] = {0};
   gethostname(host, sizeof host - 1);
   for (char *p = host; *p; p++)
@@ -420,12 +401,7 @@ static int trace_open(void) {
     errmsg("trace path too long under", dir, ENAMETOOLONG);
     return -1;
   }
-  const char *capv = getenv("LOCKSTEP_TRACE_CAPACITY");
-  uint64_t cap = capv && *capv ? strtoull(capv, NULL, 0) : LS_DEFAULT_CAPACITY;
-  if (cap < 16)
-    cap = 16;
-  if (cap > (1ull << 28))
-    cap = 1ull << 28;
+  uint64_t cap = ls_cfg.capacity;
   uint64_t api_off = LS_TRACE_HEADER_SIZE;
   uint64_t mod_off = ROUND_PAGE(api_off + LS_MAX_APIS * sizeof(struct ls_trace_api));
   uint64_t rec_off = ROUND_PAGE(mod_off + LS_TRACE_MAX_MODULES * sizeof(struct ls_trace_module));
@@ -485,13 +461,9 @@ static int trace_open(void) {
   h->records_offset = rec_off;
   h->pid = (int32_t)getpid();
   h->flags = LS_TRACE_F_ASYNC_CHANGES;
-  static const char *const rank_env[] = {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK",
-                                         "PMIX_RANK", "SLURM_PROCID", NULL};
-  static const char *const size_env[] = {"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE",
-                                         "SLURM_NTASKS", NULL};
-  h->launcher_rank = env_int(rank_env, -1);
-  h->launcher_size = env_int(size_env, -1);
-  h->timeout_ms = (uint32_t)(ls_g.timeout_ns / 1000000u);
+  h->launcher_rank = ls_cfg.launcher_rank;
+  h->launcher_size = ls_cfg.launcher_size;
+  h->timeout_ms = (uint32_t)(ls_cfg.timeout_ns / 1000000u);
   struct timespec rt, mt;
   clock_gettime(CLOCK_REALTIME, &rt);
   clock_gettime(CLOCK_MONOTONIC, &mt);
@@ -648,35 +620,7 @@ static void at_fork_child(void) {
   __atomic_store_n(&g_init, LS_INIT_NONE, __ATOMIC_RELEASE);
 }
 
-static int g_record_queries;
-int ls_record_queries(void) { return g_record_queries; }
-
-static void read_config(void) {
-  const char *q = getenv("LOCKSTEP_RECORD_QUERIES");
-  g_record_queries = q && *q && strcmp(q, "0") != 0;
-  const char *t = getenv("LOCKSTEP_TIMEOUT");
-  double sec = t && *t ? strtod(t, NULL) : 60.0;
-  /* 1e30 or inf would overflow the cast (undefined): cap at about 30 years. */
-  ls_g.timeout_ns = sec > 0 ? (uint64_t)((sec < 1e9 ? sec : 1e9) * 1e9) : 0;
-  const char *p = getenv("LOCKSTEP_POLICY");
-  ls_g.policy = LS_POLICY_REPORT;
-  if (p && !strcmp(p, "abort"))
-    ls_g.policy = LS_POLICY_ABORT;
-  else if (p && !strcmp(p, "exit"))
-    ls_g.policy = LS_POLICY_EXIT;
-  else if (p && !strcmp(p, "end"))
-    ls_g.policy = LS_POLICY_END;
-  const char *pm = getenv("LOCKSTEP_POLL_MS");
-  unsigned long pmv = pm && *pm ? strtoul(pm, NULL, 10) : 10;
-  ls_g.poll_ms = pmv > 60000 ? 60000 : (unsigned)pmv;
-  if (ls_g.poll_ms == 0)
-    ls_g.poll_ms = 1;
-}
-
-static int disabled_by_env(void) {
-  const char *d = getenv("LOCKSTEP_DISABLE");
-  return d && *d && strcmp(d, "0") != 0;
-}
+int ls_record_queries(void) { return ls_cfg.record_queries; }
 
 static int init_slow(void) {
   static int atexit_done;
@@ -684,8 +628,8 @@ static int init_slow(void) {
   int st = __atomic_load_n(&g_init, __ATOMIC_ACQUIRE);
   if (st == LS_INIT_NONE) {
     st = LS_INIT_OFF;
-    if (!disabled_by_env()) {
-      read_config();
+    ls_config_read();
+    if (!ls_cfg.disable) {
       if (trace_open() == 0) {
         st = LS_INIT_READY;
         if (!atexit_done) {

@@ -161,7 +161,7 @@ static void fire(uint64_t index, struct ls_trace_record *r, uint64_t now) {
     e->comm_size = r->comm_size;
     e->t_enter_ns = e->t_exit_ns = now;
     e->aux0 = index;
-    e->aux1 = (uint64_t)ls_g.policy;
+    e->aux1 = (uint64_t)ls_cfg.policy;
     e->wtag = LS_WTAG_NONE;
     __atomic_store_n(&e->state, LS_REC_RETURNED, __ATOMIC_RELEASE);
   }
@@ -187,7 +187,7 @@ static int g_hung, g_diverged; /* policy end: what was seen so far (atomic) */
 
 /* LOCKSTEP_POLICY on communicator `comm` (a hang here, a mismatch in online/check.c). */
 void ls_apply_policy(uint64_t comm, int hang) {
-  if (ls_g.policy == LS_POLICY_END) {
+  if (ls_cfg.policy == LS_POLICY_END) {
     __atomic_store_n(hang ? &g_hung : &g_diverged, 1, __ATOMIC_SEQ_CST);
     if (!__atomic_load_n(&g_hung, __ATOMIC_SEQ_CST) || !__atomic_load_n(&g_diverged, __ATOMIC_SEQ_CST))
       return;
@@ -197,17 +197,17 @@ void ls_apply_policy(uint64_t comm, int hang) {
                      "divergence and a call has not completed after the watchdog's timeout (%.1f s); the ranks "
                      "cannot meet again (policy end, the default of `lockstep run`; --policy report keeps the "
                      "job running)\n",
-                     ls_g.hdr ? ls_g.hdr->launcher_rank : -1, LS_END_CODE, (double)ls_g.timeout_ns / 1e9);
+                     ls_g.hdr ? ls_g.hdr->launcher_rank : -1, LS_END_CODE, (double)ls_cfg.timeout_ns / 1e9);
     if (n > 0)
       (void)!write(2, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
     ls_trace_sync();
     _exit(LS_END_CODE);
   }
-  if (ls_g.policy == LS_POLICY_EXIT) {
+  if (ls_cfg.policy == LS_POLICY_EXIT) {
     ls_trace_sync();
     _exit(LS_EXIT_CODE);
   }
-  if (ls_g.policy == LS_POLICY_ABORT) {
+  if (ls_cfg.policy == LS_POLICY_ABORT) {
     uint16_t fam = 0;
     const void *h = ls_comm_handle_by_id(comm, &fam);
     ls_abort_fn fn = ls_abort_hook_for(fam);
@@ -221,7 +221,7 @@ void ls_apply_policy(uint64_t comm, int hang) {
 static void *watchdog_main(void *arg) {
   (void)arg;
   ls_guard_thread();
-  struct timespec ts = {(time_t)(ls_g.poll_ms / 1000), (long)(ls_g.poll_ms % 1000) * 1000000L};
+  struct timespec ts = {(time_t)(ls_cfg.poll_ms / 1000), (long)(ls_cfg.poll_ms % 1000) * 1000000L};
   for (;;) {
     nanosleep(&ts, NULL);
     if (!ls_g.hdr)
@@ -240,7 +240,7 @@ static void *watchdog_main(void *arg) {
     }
     g_lowwater = i;
     ls_online_tick(i == lim); /* nothing pending: this rank is idle */
-    if (!ls_g.timeout_ns)
+    if (!ls_cfg.timeout_ns)
       continue;
     /* The oldest pending call of each communicator (later ones on a communicator
      * already reported wait behind that call: one line per hang, not one per call).
@@ -253,7 +253,7 @@ static void *watchdog_main(void *arg) {
         continue;
       if (blocked(r->comm_id, i))
         continue;
-      if (now - r->t_enter_ns <= ls_g.timeout_ns)
+      if (now - r->t_enter_ns <= ls_cfg.timeout_ns)
         break; /* younger calls follow */
       fire(i, r, now);
       block(r->comm_id, i);

@@ -31,9 +31,6 @@ _Static_assert(LS_FP_KIND_P2P == LS_KIND_P2P, "fingerprint.h's p2p kind");
 
 struct ls_online_state ls_on = {
     .lock = PTHREAD_MUTEX_INITIALIZER,
-    .skip_ns = 500000000ull,
-    .xhost = 1,
-    .dir_period_ns = 50000000ull,
 };
 
 /* The publisher's walk of the trace. */
@@ -46,18 +43,13 @@ static unsigned g_free_ticks;
  * a killed run stay behind: the file name also carries what the ranks of one run
  * share and other runs do not — the trace directory and the launcher's job ids. */
 static uint64_t job_key(void) {
-  const char *dir = getenv("LOCKSTEP_TRACE_DIR");
+  const char *dir = ls_cfg.trace_dir;
   char real[4096];
-  if (!dir || !*dir)
-    dir = "lockstep-traces";
   if (realpath(dir, real))
     dir = real;
   uint64_t h = ls_hash_bytes(0x6a6f62, dir, strlen(dir));
-  static const char *const ids[] = {"PMIX_NAMESPACE", "OMPI_MCA_ess_base_jobid",
-                                    "OMPI_MCA_orte_ess_jobid", "SLURM_JOB_ID", "SLURM_STEP_ID",
-                                    "TORCHELASTIC_RUN_ID", "MASTER_ADDR", "MASTER_PORT", NULL};
-  for (const char *const *e = ids; *e; e++) {
-    const char *v = getenv(*e);
+  for (unsigned i = 0; i < LS_CFG_JOB_IDS; i++) {
+    const char *v = ls_cfg.job_ids[i];
     if (v)
       h = ls_hash_bytes(h, v, strlen(v) + 1);
   }
@@ -69,8 +61,8 @@ static uint64_t job_key(void) {
  * network directory do not; LOCKSTEP_ONLINE_HOST replaces both (tests simulate
  * hosts with it; containers of one machine can share a key with it). */
 static uint64_t host_key(void) {
-  const char *o = getenv("LOCKSTEP_ONLINE_HOST");
-  if (o && *o)
+  const char *o = ls_cfg.online_host;
+  if (o)
     return ls_hash_bytes(0x686f7374, o, strlen(o));
   uint64_t h = ls_hash_bytes(0x686f7374, ls_g.hdr->hostname,
                              strnlen(ls_g.hdr->hostname, sizeof ls_g.hdr->hostname));
@@ -87,8 +79,7 @@ static uint64_t host_key(void) {
 }
 
 void ls_on_host_name(char *out, size_t cap) {
-  const char *o = getenv("LOCKSTEP_ONLINE_HOST");
-  snprintf(out, cap, "%s", o && *o ? o : ls_g.hdr->hostname);
+  snprintf(out, cap, "%s", ls_cfg.online_host ? ls_cfg.online_host : ls_g.hdr->hostname);
 }
 
 /* File names carry an id of the key (a MAC of a constant no message has the length
@@ -112,40 +103,21 @@ void ls_on_notice_off(const char *why, const char *what) {
     (void)!write(2, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
 }
 
-static int hexval(int c) {
-  return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
-         : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
-}
-
 /* The key: LOCKSTEP_JOB_SECRET (32 hex digits, set by `lockstep run`); without it a
  * key derived from the job key, which only detects corruption (the directory mode is
  * then the only protection). */
 static void load_key(void) {
-  const char *s = getenv("LOCKSTEP_JOB_SECRET");
-  ls_on.key[0] = ls_hash_u64(0x6b6579, ls_on.job);
-  ls_on.key[1] = ls_hash_u64(0x6b657932, ls_on.job);
-  if (!s || strlen(s) != 32)
-    return;
-  uint64_t k[2] = {0, 0};
-  for (int i = 0; i < 32; i++) {
-    int v = hexval((unsigned char)s[i]);
-    if (v < 0)
-      return;
-    k[i / 16] = k[i / 16] << 4 | (uint64_t)v;
-  }
-  ls_on.key[0] = k[0];
-  ls_on.key[1] = k[1];
+  ls_on.key[0] = ls_cfg.have_secret ? ls_cfg.secret[0] : ls_hash_u64(0x6b6579, ls_on.job);
+  ls_on.key[1] = ls_cfg.have_secret ? ls_cfg.secret[1] : ls_hash_u64(0x6b657932, ls_on.job);
 }
 
 /* The channel directory: created 0700 if missing; an existing one must be this
  * user's and closed to others, or nobody else's messages could be ruled out. */
 static int setup_dir(void) {
-  const char *d = getenv("LOCKSTEP_ONLINE_DIR");
-  if (d && *d)
-    snprintf(ls_on.dir, sizeof ls_on.dir, "%s", d);
+  if (ls_cfg.online_dir)
+    snprintf(ls_on.dir, sizeof ls_on.dir, "%s", ls_cfg.online_dir);
   else {
-    const char *t = getenv("LOCKSTEP_TRACE_DIR");
-    snprintf(ls_on.dir, sizeof ls_on.dir, "%s/online", t && *t ? t : "lockstep-traces");
+    snprintf(ls_on.dir, sizeof ls_on.dir, "%s/online", ls_cfg.trace_dir);
     ls_on.dir_ours = 1;
   }
   if (mkdir(ls_on.dir, 0700) != 0 && errno != EEXIST) {
@@ -176,26 +148,11 @@ int ls_on_dir_ready(void) {
 
 int ls_on_enabled(void) {
   if (!ls_on.state) {
-    const char *v = getenv("LOCKSTEP_ONLINE");
-    ls_on.state = v && !strcmp(v, "0") ? -1 : 1;
+    ls_on.state = ls_cfg.online_off ? -1 : 1;
     ls_on.job = job_key();
     load_key();
     for (uint16_t a = 0; ls_api_desc_of(a); a++)
       ls_on.apis = ls_hash_bytes(ls_on.apis, ls_api_desc_of(a)->name, strlen(ls_api_desc_of(a)->name) + 1);
-    const char *sk = getenv("LOCKSTEP_SKIP_MS");
-    if (sk && *sk)
-      ls_on.skip_ns = (uint64_t)strtoull(sk, NULL, 10) * 1000000ull;
-    const char *ts = getenv("LOCKSTEP_ONLINE_TIMESTAMPS");
-    ls_on.stamp = ts && !strcmp(ts, "1");
-    const char *sv = getenv("LOCKSTEP_ONLINE_STATS");
-    ls_on.stats = sv && !strcmp(sv, "1");
-    const char *x = getenv("LOCKSTEP_ONLINE_CROSSHOST");
-    ls_on.xhost = !(x && !strcmp(x, "0"));
-    const char *dp = getenv("LOCKSTEP_ONLINE_DIR_POLL_MS");
-    if (dp && *dp) {
-      unsigned long ms = strtoul(dp, NULL, 10);
-      ls_on.dir_period_ns = (ms < 10 ? 10 : ms > 10000 ? 10000 : ms) * 1000000ull;
-    }
     if (ls_g.hdr)
       ls_on.host = host_key();
   }
@@ -320,7 +277,7 @@ static void tick_locked(int idle) {
     uint32_t flags = (idle && g_published == lim ? ST_IDLE : 0) |
                      (g_last_seq_index > oc->last_index + 1 ? ST_OTHER_AFTER : 0);
     publish_status(oc, flags);
-    if (ls_on.xhost && now - oc->t_dir >= ls_on.dir_period_ns) {
+    if (ls_cfg.online_crosshost && now - oc->t_dir >= ls_cfg.online_dir_poll_ns) {
       oc->t_dir = now;
       if (oc->dir_pub > 0 && !ls_on_window_absent(oc))
         oc->dir_pub = 0; /* everyone it compares with is on this host's file */
@@ -341,13 +298,13 @@ void ls_online_shutdown(void) {
       struct ls_online_comm *oc = &ls_on.comms[i];
       if (!oc->map)
         continue;
-      int logged = ls_on.xhost && oc->dir_pub >= 0 && (oc->dseq || oc->dn);
+      int logged = ls_cfg.online_crosshost && oc->dir_pub >= 0 && (oc->dseq || oc->dn);
       if (logged)
         oc->dir_pub = 1; /* the exit goes into the log too: its readers and cleanup need it */
       publish_status(oc, oc->st_flags | ST_EXITED);
       if (logged)
         ls_on_log_flush(oc);
-      if (ls_on.stats) {
+      if (ls_cfg.online_stats) {
         char msg[256];
         int n = snprintf(msg, sizeof msg,
                          "lockstep: rank %d: online: comm %016llx: %llu collectives published, "
@@ -372,7 +329,7 @@ void ls_online_shutdown(void) {
       }
       if (!others)
         unlink(oc->path);
-      if (!ls_on.xhost)
+      if (!ls_cfg.online_crosshost)
         continue;
       /* Logs: this rank's, and those of the peers it read, each once all its readers
        * are done (whoever exits last removes it). */

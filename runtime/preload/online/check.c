@@ -63,7 +63,7 @@ static enum ls_class fp_class(const struct ls_fp *a, const struct ls_fp *b) {
 }
 
 void ls_on_say(char *msg, int n, size_t cap) {
-  if (ls_on.stamp && n > 0 && (size_t)n < cap) {
+  if (ls_cfg.online_timestamps && n > 0 && (size_t)n < cap) {
     uint64_t t = ls_now_ns();
     n--; /* before the newline */
     n += snprintf(msg + n, cap - (size_t)n, " [t=%llu.%09llu]\n",
@@ -130,7 +130,7 @@ static void check_skip(struct ls_online_comm *oc, int p, unsigned slot, uint64_t
   if (!ls_on_my_fp(oc, st.ncoll, &mine) || mine.index >= ls_rec_limit())
     return;
   const struct ls_trace_record *r = &ls_g.recs[mine.index];
-  if (ls_rec_pending(r) <= 0 || now - r->t_enter_ns <= ls_on.skip_ns)
+  if (ls_rec_pending(r) <= 0 || now - r->t_enter_ns <= ls_cfg.skip_ns)
     return; /* done, or not waiting long enough to ask */
   /* (a pid is only worth asking about on this host) */
   int exited = (st.flags & ST_EXITED) ||

@@ -64,7 +64,7 @@ static void dir_queue(struct ls_online_comm *oc, uint16_t type, const void *body
 }
 
 void ls_on_log_fp(struct ls_online_comm *oc, const struct ls_fp *f) {
-  if (!ls_on.xhost || oc->dir_pub < 0)
+  if (!ls_cfg.online_crosshost || oc->dir_pub < 0)
     return;
   if (!oc->dir_decided) {
     oc->dir_decided = 1;
@@ -274,7 +274,7 @@ static void rem_poll(struct ls_online_comm *oc, unsigned slot, int p, uint64_t n
  * period for the ones being read and, for the ones not seen anywhere yet, during the
  * first 2 s after this rank's first collective; then every 0.5 s, after 10 s every 2 s. */
 void ls_on_log_poll(struct ls_online_comm *oc, uint64_t now) {
-  if (!ls_on.xhost)
+  if (!ls_cfg.online_crosshost)
     return;
   int npeers = ls_on_npeers(oc);
   for (int k = 1; k <= npeers; k++) {
@@ -304,7 +304,7 @@ void ls_on_log_poll(struct ls_online_comm *oc, uint64_t now) {
       uint64_t age = oc->t_first ? now - oc->t_first : 0;
       uint64_t every = age > LS_DIR_NOTSEEN_NS ? 2000000000ull
                        : age > 2000000000ull   ? 500000000ull
-                                               : ls_on.dir_period_ns;
+                                               : ls_cfg.online_dir_poll_ns;
       if (rm->t_probe && now - rm->t_probe < every)
         continue;
       rm->t_probe = now;

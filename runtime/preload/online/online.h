@@ -159,12 +159,6 @@ struct ls_online_state {
   char dir[480];
   int dir_ours;         /* the default <trace dir>/online: removed by the last one out */
   int noticed;          /* "online check off" said */
-  /* settings */
-  uint64_t skip_ns;       /* LOCKSTEP_SKIP_MS */
-  int stamp;              /* LOCKSTEP_ONLINE_TIMESTAMPS=1: monotonic time on report lines */
-  int stats;              /* LOCKSTEP_ONLINE_STATS=1: published/paused counts at exit */
-  int xhost;              /* LOCKSTEP_ONLINE_CROSSHOST=0: no logs */
-  uint64_t dir_period_ns; /* LOCKSTEP_ONLINE_DIR_POLL_MS */
 };
 extern struct ls_online_state ls_on LS_HIDDEN;
 
