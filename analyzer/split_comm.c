@@ -26,6 +26,7 @@ struct split {
   int ambiguous; /* split more than once with different colors */
   ls_func *f;    /* the function of the split call, and the call */
   ls_node *call;
+  ls_entity *parent; /* the communicator split (a variable), or NULL */
 };
 static struct split *splits;
 static size_t nsplits;
@@ -108,6 +109,8 @@ static int key(ls_node *n, char *b, size_t cap) {
   }
 }
 
+static int arg_role(const ls_node *call, enum ls_role role);
+
 static void record(ls_entity *comm, ls_node *color, ls_func *f, ls_node *call) {
   for (size_t i = 0; i < nsplits; i++)
     if (splits[i].comm == comm) {
@@ -119,7 +122,9 @@ static void record(ls_entity *comm, ls_node *color, ls_func *f, ls_node *call) {
   for (size_t i = 0; i < nsplits; i++)
     amb |= splits[i].comm == comm && splits[i].ambiguous;
   splits = ls_xrealloc(splits, (nsplits + 1) * sizeof *splits);
-  splits[nsplits++] = (struct split){comm, color, amb, f, call};
+  int ci = arg_role(call, LS_ROLE_COMM), level = 0;
+  ls_entity *par = ci >= 0 ? ls_target_of(call->kids[ci], &level) : NULL;
+  splits[nsplits++] = (struct split){comm, color, amb, f, call, level == 0 ? par : NULL};
 }
 
 static int arg_role(const ls_node *call, enum ls_role role) {
@@ -695,4 +700,18 @@ int ls_cond_kept(ls_func *f, ls_node *cond, ls_block *from, ls_block *to) {
   free(stk);
   free(seen);
   return ok;
+}
+
+int ls_split_resplit(ls_program *p, const ls_entity *lhs, ls_node *rhs) {
+  if (scanned != p)
+    ls_split_scan(p);
+  int level = 0, n = 0;
+  ls_entity *e = rhs ? ls_target_of(rhs, &level) : NULL;
+  for (size_t k = 0; e && level == 0 && k < nsplits; k++)
+    if (splits[k].comm == e) {
+      if (splits[k].parent != lhs)
+        return 0;
+      n++;
+    }
+  return n > 0;
 }

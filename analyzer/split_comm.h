@@ -27,4 +27,9 @@ int ls_cond_relation(ls_func *f, ls_node *a, ls_node *b);
  * address handed to a function. */
 int ls_cond_kept(ls_func *f, ls_node *cond, ls_block *from, ls_block *to);
 
+/* 1 when rhs names a communicator made only by splits of lhs (`MPI_Comm_split(comm, ...,
+ * &half); comm = half;`, recursive bisection): each rank keeps its own group's part of the
+ * communicator it held, which is no choice between communicators. */
+int ls_split_resplit(ls_program *p, const ls_entity *lhs, ls_node *rhs);
+
 #endif

@@ -54,7 +54,7 @@ static const ls_origin *comm_taint(ls_check_ctx *c, const uint64_t *st, ls_node 
         rhs = n->kids[1];
       if (!rhs)
         continue;
-      if (k->impl)
+      if (k->impl && !ls_split_resplit(c->p, a->ent, rhs))
         return k->impl;
       if ((o = comm_choice(c, NULL, rhs)))
         return o;
