@@ -88,6 +88,15 @@ class Suite:
             self.variants.append(("defer", None, {"LOCKSTEP_DEFER_US": os.environ["GT_DEFER_US"]}))
         if os.environ.get("GT_BASE_LS") and os.access(os.environ["GT_BASE_LS"], os.X_OK):
             self.variants.append(("base", os.environ["GT_BASE_LS"], {}))
+        # GT_VARIANTS="LABEL:VAR=V,VAR=V;LABEL:...": more processes of this lockstep, each
+        # label with its environment (e.g. pollslow:LOCKSTEP_POLL_MS=60000, nodev:LOCKSTEP_DEVICE=0,
+        # disabled:LOCKSTEP_DISABLE=1), to tell apart what slows a lockstep process.
+        for item in filter(None, (x.strip() for x in os.environ.get("GT_VARIANTS", "").split(";"))):
+            label, _, assigns = item.partition(":")
+            extra = dict(kv.split("=", 1) for kv in assigns.split(",") if "=" in kv)
+            if label and label not in ("plain", "lockstep", "defer", "base"):
+                self.variants.append((label, None, extra))
+        self.summary["variants"] = {label: extra for label, _, extra in self.variants}
 
     # ---------------------------------------------------------------- running
     def left(self):
@@ -907,18 +916,26 @@ class Suite:
                           and a["rank"] == b["rank"] and a["label"].rsplit("-r", 1)[0] == label
                           and a["variant"] == "wrapped" and b["variant"] == "direct" and float(b["median_us"]) > 0]
                     inproc = statistics.median(ip) if ip else None
+                    # per-process medians, sorted: processes run in modes (~0.5 / ~0.8 / ~1.0 us
+                    # per 8-byte call on one H200), so the spread says more than one median
+                    per_proc = sorted(float(a["median_us"]) for a in rows if a["bytes"] == size
+                                      and a["variant"] == "direct" and a["label"].rsplit("-r", 1)[0] == label)
                     x = {"wrapped_us": w, "wrapped_p95_us": w95, "direct_us": d, "direct_p95_us": d95,
-                         "in_process": inproc,
+                         "in_process": inproc, "direct_per_process_us": per_proc,
                          "wrapped_vs_plain": w / pw if w and pw else None,
                          "direct_vs_plain": d / pw if d and pw else None}
                     var.setdefault(size, {})[label] = x
                     md.append(f"| {lab} | {label} | {f3(w)} | {f3(w95)} | {f3(d)} | {f3(d95)} | "
                               f"{f3(x['wrapped_vs_plain'])} | {f3(x['direct_vs_plain'])} | {f3(inproc)} |")
+            for label, _, _ in labels:
+                pp = var.get("8", {}).get(label, {}).get("direct_per_process_us") or []
+                if pp:
+                    md.append(f"- 8 B, {label}, NCCL's own symbol, per process (us): " + " ".join(f3(v) for v in pp))
             md += ["", "Per process label: medians over rounds of per-process medians (p95: of per-process "
                    "p95s); ratios against the plain process's interposed (= NCCL's own) symbol; the "
                    "in-process ratio is the median over processes of interposed / direct. Labels: "
                    "lockstep = this tree; defer = this tree with LOCKSTEP_DEFER_US; base = the baseline "
-                   "tree (GT_BASE_ROOT).", ""]
+                   "tree (GT_BASE_ROOT); others: GT_VARIANTS (their environment in summary.json's variants).", ""]
             res["variants"] = var
         self.summary["steps"]["bench"] = res
         self.md += md

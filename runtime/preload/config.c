@@ -136,6 +136,8 @@ void ls_config_read(void) {
   const char *d = getenv("LOCKSTEP_DEFER_US");
   unsigned long us = d && *d ? strtoul(d, NULL, 10) : 0;
   ls_cfg.defer_ns = (uint64_t)(us > 1000000 ? 1000000 : us) * 1000u;
+  const char *dv = getenv("LOCKSTEP_DEVICE");
+  ls_cfg.device_off = dv && !strcmp(dv, "0");
   const char *st = getenv("LOCKSTEP_DEVICE_STATS");
   ls_cfg.device_stats = st && *st == '1';
   const char *m = getenv("LOCKSTEP_MPI");

@@ -28,6 +28,7 @@ struct ls_config {
   int policy;            /* LOCKSTEP_POLICY: enum ls_policy */
   unsigned poll_ms;      /* LOCKSTEP_POLL_MS, 1 .. 60000 */
   uint64_t defer_ns;     /* LOCKSTEP_DEFER_US (0: an event per call), at most 1 s */
+  int device_off;        /* LOCKSTEP_DEVICE=0: no device completion tracking */
   int device_stats;      /* LOCKSTEP_DEVICE_STATS starts with '1' */
   int mpi_off;           /* LOCKSTEP_MPI=0 */
   /* the side channel */
