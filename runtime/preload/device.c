@@ -240,6 +240,9 @@ static void forget_waiting(struct stream_slot *s, uint32_t tag, uint64_t hi) {
  * two streams, so this spares the hash and the probe (slots never change keys). */
 static __thread __attribute__((tls_model("initial-exec"))) uint64_t tl_slot_key;
 static __thread __attribute__((tls_model("initial-exec"))) unsigned tl_slot;
+/* The thread's id for its per-thread default stream's key: a syscall, so made once
+ * (a forked child runs without device tracking, so a stale one is never used). */
+static __thread __attribute__((tls_model("initial-exec"))) uint64_t tl_tid;
 
 uint32_t ls_dev_cover(uint64_t stream, uint64_t lo, uint64_t hi, uint64_t now) {
   if (!ls_dev_available())
@@ -251,7 +254,9 @@ uint32_t ls_dev_cover(uint64_t stream, uint64_t lo, uint64_t hi, uint64_t now) {
   if (stream <= 2) {
     if (p_cuCtxGetCurrent(&cur) != LS_CUDA_SUCCESS || !cur)
       return 0;
-    ctx_key = (uint64_t)(uintptr_t)cur ^ (stream == 2 ? (uint64_t)syscall(SYS_gettid) << 40 : 0);
+    if (stream == 2 && !tl_tid)
+      tl_tid = (uint64_t)syscall(SYS_gettid);
+    ctx_key = (uint64_t)(uintptr_t)cur ^ (stream == 2 ? tl_tid << 40 : 0);
   }
   unsigned si = tl_slot;
   struct stream_slot *s = &g_streams[si % LS_STREAM_SLOTS];
