@@ -49,7 +49,8 @@ static const char usage_text[] =
     "                    repeat to load several\n"
     "  --format=FORMAT   text (default, clang-style), json, or sarif (SARIF 2.1.0)\n"
     "  --verify          check the findings against the // expected-warning{{rule}}\n"
-    "                    annotations in each FILE; exit 1 on any mismatch\n"
+    "                    annotations in each FILE (an error-path finding's annotation\n"
+    "                    ends in {{error-path}}); exit 1 on any mismatch\n"
     "  --cuda-path=DIR   CUDA toolkit used for .cu files (default /usr/local/cuda)\n"
     "  --extra-arg=FLAG  add a compiler flag (also to -p entries); for hooks that append\n"
     "                    the FILEs after the options, such as pre-commit\n"
@@ -61,6 +62,14 @@ static const char usage_text[] =
     "  --baseline FILE   write FILE with the current findings if it does not exist;\n"
     "                    otherwise report only findings whose fingerprint it lacks\n"
     "  --baseline-write  (re)write the baseline FILE even if it exists\n"
+    "  --error-paths=show|hide\n"
+    "                    findings reached only after a call reported failure (a CHECK\n"
+    "                    macro's return inside a group, an error goto) are real but\n"
+    "                    not the normal run's bug: show (default) reports them tagged\n"
+    "                    '(error path)', SARIF level note, counted apart in the summary;\n"
+    "                    hide leaves them out and says how many. Show, because the\n"
+    "                    error path of a group is where NCCL still needs ncclGroupEnd:\n"
+    "                    a pre-commit hook should say so once per group scope\n"
     "  --allow-errors    a FILE with compile errors does not fail the run (by default\n"
     "                    it does, exit 2: its analysis is incomplete)\n"
     "  -j N, --jobs=N    parse N translation units at once\n"
@@ -77,7 +86,8 @@ static const char usage_text[] =
     "\n"
     "Options that take one value may be given once; contradicting options (--enable\n"
     "and --disable of one rule, --baseline-write without --baseline, --verify with a\n"
-    "filter or --format=sarif, --quiet with --summary) are usage errors.\n"
+    "filter, --format=sarif or --error-paths=hide, --quiet with --summary) are usage\n"
+    "errors.\n"
     "\n"
     "exit status: 0 no findings (none beyond the baseline), 1 findings (or --verify\n"
     "mismatch), 2 usage or input error, a damaged compile_commands.json, or a FILE\n"
@@ -367,7 +377,7 @@ static int lint_main(int argc, char **argv) {
   if (verify) { /* --verify checks every finding against the annotations; nothing filters them */
     const char *no = !strcmp(format, "sarif") ? "--format=sarif" : pol.baseline ? "--baseline"
                      : pol.enable ? "--enable" : pol.disable ? "--disable" : pol.werror ? "--warnings-as-errors"
-                     : NULL;
+                     : pol.hide_errpaths ? "--error-paths=hide" : NULL;
     if (no) {
       fprintf(stderr, "lockstep lint: error: --verify checks every finding against the FILEs' annotations; "
                       "%s does not apply to it\n", no);

@@ -199,6 +199,7 @@ static void analyze(ls_check_ctx *c, ls_func *f) {
       for (ls_block *r = k->succ[s]; r && r != k->ipdom && r != f->vexit && !r->cdep; r = r->ipdom)
         r->cdep = k;
   }
+  ls_errpath_analyze(c);
   ls_group_analyze(c);
   /* the rules of one function write only their findings: the order they run in is free */
   for (size_t i = 0; i < sizeof func_rules / sizeof *func_rules; i++)
@@ -258,4 +259,6 @@ void ls_checks_run(ls_program *p, ls_vec *findings) {
   free(c.below.v);
   free(c.starts.v);
   free(c.p2p.v);
+  free(c.errp);
+  free(c.gnorm);
 }

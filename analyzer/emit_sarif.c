@@ -189,7 +189,9 @@ void ls_emit_sarif(FILE *out, ls_program *p, ls_vec *findings, const ls_rule_doc
     int ri = rule_index(d, f->rule);
     if (ri >= 0)
       cJSON_AddNumberToObject(r, "ruleIndex", ri);
-    cJSON_AddStringToObject(r, "level", f->error ? "error" : "warning");
+    /* an error-path finding is real but not the normal run's bug: a note, unless its rule
+     * was made an error */
+    cJSON_AddStringToObject(r, "level", f->error ? "error" : f->errpath ? "note" : "warning");
     text(r, "message", f->message);
     cJSON *loc = location(&c, f->file, f->line, f->col, NULL);
     if (f->function && *f->function) {
@@ -222,6 +224,7 @@ void ls_emit_sarif(FILE *out, ls_program *p, ls_vec *findings, const ls_rule_doc
     else
       cJSON_Delete(rel);
     cJSON_AddStringToObject(cJSON_AddObjectToObject(r, "partialFingerprints"), "lockstepFingerprint/v1", f->fingerprint);
+    cJSON_AddStringToObject(cJSON_AddObjectToObject(r, "properties"), "path", f->errpath ? "error" : "normal");
     if (f->fix) {
       cJSON *fix = cJSON_CreateObject();
       text(fix, "description", f->fix->desc);

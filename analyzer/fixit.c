@@ -123,6 +123,8 @@ void ls_fixits(ls_arena *a, ls_vec *findings) {
     ls_finding *f = findings->v[i];
     if (f->fix)
       continue;
+    /* (a group scope with several error returns, "error-return-scope", gets a note, not
+     * an edit of its first return alone) */
     if (!strcmp(f->rule, ls_rule_id(LS_RULE_UNBALANCED_GROUP)) && f->seqkey && !strcmp(f->seqkey, "error-return"))
       fix_return(a, f);
     else if (!strcmp(f->rule, ls_rule_id(LS_RULE_UNGROUPED_P2P)))

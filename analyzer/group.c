@@ -295,7 +295,9 @@ static int esp_setup(ls_func *f, struct esp *e) {
   return 1;
 }
 
-static void group_flow(ls_func *f) {
+/* errp (errpath.c's bits by block id, NULL: none): the walk takes no failure side of a
+ * failure test, so gout is the depth on the normal run alone */
+static void group_flow(ls_func *f, const unsigned char *errp) {
   for (int i = 0; i < f->nblocks; i++)
     f->blocks[i]->gin = f->blocks[i]->gout = 0, f->blocks[i]->gdone = 0;
   struct esp e;
@@ -336,6 +338,8 @@ static void group_flow(ls_func *f) {
       ls_block *t = k->succ[s];
       uint32_t em = m;
       int changed = 0;
+      if (errp && (errp[k->id] & 2) && ((errp[k->id] >> 2) & 1) == s)
+        continue;
       if (esp) {
         int j = e.cls[k->id];
         uint16_t *tf = e.facts + (size_t)t->id * 32;
@@ -388,7 +392,19 @@ int ls_mask_depth(uint32_t m) {
 
 void ls_group_analyze(ls_check_ctx *c) {
   ls_func *f = c->f;
-  group_flow(f);
+  if (c->errany) { /* the depths of the normal run first, kept by block id */
+    group_flow(f, c->errp);
+    if ((size_t)f->nblocks > c->gnormcap) {
+      free(c->gnorm);
+      c->gnormcap = (size_t)f->nblocks * 2;
+      c->gnorm = malloc(c->gnormcap * sizeof *c->gnorm);
+      if (!c->gnorm)
+        abort();
+    }
+    for (int b = 0; b < f->nblocks; b++)
+      c->gnorm[b] = f->blocks[b]->gout;
+  }
+  group_flow(f, NULL);
   c->below.n = c->starts.n = c->p2p.n = 0;
   c->first_start = NULL;
   int nends = 0;

@@ -35,8 +35,11 @@ typedef struct ls_policy {
   int baseline_write, jobs, summary, quiet;
   int allow_errors;  /* --allow-errors: a TU with compile errors does not fail the run */
   const char *jobs_arg; /* -j's value as given (NULL: not given) */
+  const char *error_paths; /* --error-paths's value as given (NULL: not given, "show") */
+  int hide_errpaths;       /* --error-paths=hide: error-path findings are counted, not reported */
   /* results */
   size_t baselined, absent, counted, wrote;
+  size_t hidden;           /* error-path findings left out by --error-paths=hide */
   double t0;
 } ls_policy;
 /* Parses one option at argv[*i] (advancing *i over a separate value). Returns 1 when it was

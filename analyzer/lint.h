@@ -275,6 +275,7 @@ typedef struct ls_finding {
   const char *seqkey;       /* normalized call sequence for the fingerprint */
   char fingerprint[17];
   int error, baselined;     /* set by the adoption options (policy.c) */
+  int errpath;              /* reached only after a call reported failure (errpath.c): "path": "error" */
   struct ls_fix *fix;       /* a mechanical fix (fixit.c), or NULL */
 } ls_finding;
 void ls_checks_run(ls_program *p, ls_vec *findings);

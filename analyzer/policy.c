@@ -102,6 +102,17 @@ int ls_policy_option(ls_policy *pol, int argc, char **argv, int *i) {
     pol->baseline = v;
     return 1;
   }
+  if ((v = value_of(argc, argv, i, "--error-paths", &missing))) {
+    if (ls_option_twice("--error-paths", pol->error_paths, v, ""))
+      return -1;
+    if (strcmp(v, "show") && strcmp(v, "hide")) {
+      fprintf(stderr, "lockstep lint: error: --error-paths wants 'show' or 'hide', not '%s'\n", v);
+      return -1;
+    }
+    pol->error_paths = v;
+    pol->hide_errpaths = !strcmp(v, "hide");
+    return 1;
+  }
   if ((v = value_of(argc, argv, i, "--enable", &missing))) {
     if (ls_option_twice("--enable", pol->enable, v, "; give one comma-separated list"))
       return -1;
@@ -272,6 +283,10 @@ int ls_policy_apply(ls_policy *pol, ls_arena *a, ls_vec *findings) {
     ls_finding *f = findings->v[i];
     if ((pol->enable && !ls_rule_in_list(pol->enable, f->rule)) || ls_rule_in_list(pol->disable, f->rule))
       continue;
+    if (f->errpath && pol->hide_errpaths) { /* counted, and said so at the end: never a silent loss */
+      pol->hidden++;
+      continue;
+    }
     f->error = ls_rule_in_list(pol->werror, f->rule);
     findings->v[n++] = f;
   }
@@ -298,8 +313,12 @@ static void summary(const ls_policy *pol, ls_program *p, ls_vec *shown) {
   size_t nf = 0;
   for (size_t i = 0; p && i < p->funcs.n; i++)
     nf += ((ls_func *)p->funcs.v[i])->body != NULL;
+  size_t ne = 0;
+  for (size_t i = 0; i < shown->n; i++)
+    ne += ((ls_finding *)shown->v[i])->errpath != 0;
   fprintf(stderr, "lockstep lint: %zu TU%s, %zu function%s, %zu finding%s", p ? p->tus.n : 0,
           p && p->tus.n == 1 ? "" : "s", nf, nf == 1 ? "" : "s", shown->n, shown->n == 1 ? "" : "s");
+
   /* by rule, in first-seen order */
   const char *sep = " (";
   for (size_t i = 0; i < shown->n; i++) {
@@ -316,6 +335,8 @@ static void summary(const ls_policy *pol, ls_program *p, ls_vec *shown) {
   }
   if (*sep == ',')
     fputc(')', stderr);
+  if (ne) /* counted apart: real, but only after a call reported failure */
+    fprintf(stderr, ", %zu on error paths", ne);
   fprintf(stderr, ", %.2f s\n", ls_now() - pol->t0);
 }
 
@@ -339,11 +360,17 @@ int ls_report(ls_policy *pol, ls_arena *a, ls_program *p, ls_vec *findings, cons
     ls_emit_json(stdout, p, &shown);
   } else {
     ls_emit_text(stdout, a, &shown);
-    size_t nw = shown.n - nerr;
+    size_t nw = shown.n - nerr, ne = 0;
+    char also[64] = "";
+    for (size_t i = 0; i < shown.n; i++)
+      ne += ((ls_finding *)shown.v[i])->errpath != 0;
+    if (ne)
+      snprintf(also, sizeof also, " (%zu on %s)", ne, ne == 1 ? "an error path" : "error paths");
     if (nw && nerr)
-      fprintf(stderr, "%zu warning%s and %zu error%s generated.\n", nw, nw == 1 ? "" : "s", nerr, nerr == 1 ? "" : "s");
+      fprintf(stderr, "%zu warning%s and %zu error%s generated%s.\n", nw, nw == 1 ? "" : "s", nerr, nerr == 1 ? "" : "s",
+              also);
     else if (shown.n)
-      fprintf(stderr, "%zu %s%s generated.\n", shown.n, nerr ? "error" : "warning", shown.n == 1 ? "" : "s");
+      fprintf(stderr, "%zu %s%s generated%s.\n", shown.n, nerr ? "error" : "warning", shown.n == 1 ? "" : "s", also);
   }
   fflush(stdout);
   if (pol->wrote)
@@ -355,6 +382,9 @@ int ls_report(ls_policy *pol, ls_arena *a, ls_program *p, ls_vec *findings, cons
             pol->absent == 1 ? "y" : "ies");
   if (!pol->quiet && (pol->summary || pol->jobs > 1 || isatty(2)))
     summary(pol, p, &shown);
+  if (pol->hidden) /* even with --quiet: what was left out is said */
+    fprintf(stderr, "lockstep lint: %zu error-path finding%s hidden (--error-paths=show lists %s)\n", pol->hidden,
+            pol->hidden == 1 ? "" : "s", pol->hidden == 1 ? "it" : "them");
   free(shown.v);
   return rc;
 }

@@ -183,6 +183,8 @@ void ls_emit_text(FILE *out, ls_arena *a, ls_vec *findings) {
     put_where(out, f->file, f->line, f->col); /* FILE:LINE:COL: warning: MESSAGE [RULE] */
     fputs(f->error ? "error: " : "warning: ", out);
     fputs(f->message, out);
+    if (f->errpath)
+      fputs(" (error path)", out);
     fputs(" [", out);
     fputs(f->rule, out);
     fputs("]\n", out);
@@ -215,6 +217,7 @@ cJSON *ls_finding_json(const ls_finding *f) {
   cJSON_AddNumberToObject(o, "column", f->col);
   cJSON_AddStringToObject(o, "function", f->function ? f->function : "");
   cJSON_AddStringToObject(o, "message", f->message);
+  cJSON_AddStringToObject(o, "path", f->errpath ? "error" : "normal");
   cJSON_AddStringToObject(o, "fingerprint", f->fingerprint);
   cJSON *notes = cJSON_AddArrayToObject(o, "notes");
   for (size_t j = 0; j < f->notes.n; j++)
@@ -248,7 +251,7 @@ void ls_emit_json(FILE *out, ls_program *p, ls_vec *findings) {
 }
 
 /* ---- verify ---- */
-struct expect { unsigned line; char rule[64]; int matched; };
+struct expect { unsigned line; char rule[64]; int matched, errpath; };
 
 static int same_file(const char *a, const char *b) {
   if (!strcmp(a, b))
@@ -303,6 +306,9 @@ int ls_verify(ls_arena *a, char **files, int nfiles, ls_vec *findings) {
         memcpy(ex[nex].rule, q + 2, (size_t)(e - (q + 2)));
         ex[nex].rule[e - (q + 2)] = 0;
         ex[nex].matched = 0;
+        /* `{{rule}}{{error-path}}`: the finding must be tagged as an error path; without
+         * it, it must not be */
+        ex[nex].errpath = !strncmp(e + 2, "{{error-path}}", 14);
         nex++;
       }
     }
@@ -311,9 +317,16 @@ int ls_verify(ls_arena *a, char **files, int nfiles, ls_vec *findings) {
       if (!same_file(f->file, file))
         continue;
       int ok = 0;
-      for (size_t j = 0; j < nex && !ok; j++)
+      size_t j;
+      for (j = 0; j < nex && !ok; j++)
         if (!ex[j].matched && ex[j].line == f->line && !strcmp(ex[j].rule, f->rule))
           ex[j].matched = ok = 1;
+      if (ok && ex[j - 1].errpath != (f->errpath != 0)) {
+        fprintf(stderr, "%s:%u:%u: error: warning [%s] is on %s path, its annotation says %s: %s\n", file, f->line,
+                f->col, f->rule, f->errpath ? "an error" : "the normal", ex[j - 1].errpath ? "error path ({{error-path}})"
+                : "normal path (no {{error-path}})", f->message);
+        fbad = 1;
+      }
       if (!ok) {
         fprintf(stderr, "%s:%u:%u: error: unexpected warning [%s]: %s\n", file, f->line, f->col, f->rule, f->message);
         fbad = 1;

@@ -515,6 +515,27 @@ int ls_rules_load(ls_rules *r, ls_arena *a, const char *path) {
     r->noreturn = grow(r->noreturn, r->nnoreturn, sizeof *r->noreturn);
     r->noreturn[r->nnoreturn++] = ls_strdup(a, it->valuestring);
   }
+  /* `allocators`: calls whose NULL result means the allocation failed (lint's errpath.c) */
+  const cJSON *al = cJSON_GetObjectItemCaseSensitive(root, "allocators");
+  c.key[0] = 0;
+  if (al && !cJSON_IsArray(al)) {
+    fail(&c, "\"allocators\" must be an array of strings");
+    goto out;
+  }
+  i = 0;
+  cJSON_ArrayForEach(it, al) {
+    snprintf(c.key, sizeof c.key, "allocators[%d]", i++);
+    if (!cJSON_IsString(it) || !it->valuestring[0]) {
+      fail(&c, "must be a non-empty string");
+      goto out;
+    }
+    const char **na = ls_alloc(a, (size_t)(r->nallocators + 1) * sizeof *na); /* arena: no owner frees it */
+    for (int k = 0; k < r->nallocators; k++)
+      na[k] = r->allocators[k];
+    na[r->nallocators] = ls_strdup(a, it->valuestring);
+    r->allocators = na;
+    r->nallocators++;
+  }
   /* `pending`: the result that means "not finished yet" (lint's checks/contracts.c); several
    * files may each name one */
   const cJSON *pend = cJSON_GetObjectItemCaseSensitive(root, "pending");
@@ -602,7 +623,7 @@ int ls_rules_load(ls_rules *r, ls_arena *a, const char *path) {
   const cJSON *en = cJSON_GetObjectItemCaseSensitive(root, "enums");
   if (en && load_enums(a, &c, en, &file))
     goto out;
-  if (!fns && !r->nsrcs && !r->nnoreturn && !host) {
+  if (!fns && !r->nsrcs && !r->nnoreturn && !host && !al) {
     c.key[0] = 0;
     fail(&c, "no \"functions\", \"rank_sources\" or \"noreturn\": not a lockstep rules file");
     goto out;

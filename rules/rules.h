@@ -102,6 +102,7 @@ typedef struct ls_rules {
   long long *legacy_streams; int nlegacy;
   long long *per_thread_streams; int nper_thread;
   const char **success; int nsuccess; /* top-level `success` of each file (ncclSuccess) */
+  const char **allocators; int nallocators; /* `allocators`: a NULL result is a failure (malloc) */
   /* top-level `nonblocking` (lint's checks/nonblocking.c): a config whose field `nb_field` holds
    * `nb_value` makes a non-blocking communicator; a null config inherits from `comm` */
   const char *nb_field; long long nb_value; int nb_null_inherits;

@@ -76,6 +76,29 @@ if(LOCKSTEP_ANALYZER AND TARGET lockstep)
   lint_test(outparams_verify 0 "outparams\\.c: verified .6 expected warnings." --verify ${_in}/outparams.c ${_cuda})
   lint_test(rules_flow 2 "bad_flow\\.json: error: value_flows.1.: \"into_rest\" must hold argument indices 0..63"
             --rules ${_in}/bad_flow.json ${_in}/clean.c)
+  # error paths: the JSON field, SARIF's level and property, the summary, --error-paths and
+  # its bad values, --verify's {{error-path}} marker (errpath.c's pair: two CHECK returns in
+  # one group are one tagged finding; `maybe`'s return is on the normal path)
+  lint_test(errpath_one_per_scope 1 "errpath\\.c:9:3: note: another return inside the same group on an error path leaves it open here"
+            ${_in}/errpath.c ${_cuda})
+  lint_test(errpath_text 1 "errpath\\.c:8:3: warning: .* [(]error path[)] .unbalanced-group.$" ${_in}/errpath.c ${_cuda})
+  lint_test(errpath_count_line 1 "^2 warnings generated [(]1 on an error path[)][.]$" ${_in}/errpath.c ${_cuda})
+  find_package(Python3 COMPONENTS Interpreter REQUIRED)
+  add_test(NAME analyzer.errpath_formats
+           COMMAND ${Python3_EXECUTABLE} ${_an}/errpath_test.py $<TARGET_FILE:lockstep> ${_in}/errpath.c
+                   -- -I/usr/local/cuda/include)
+  set_tests_properties(analyzer.errpath_formats PROPERTIES TIMEOUT 120 LABELS analyzer)
+  lint_test(errpath_summary 1 "2 findings [(]unbalanced-group: 2[)], 1 on error paths, "
+            --summary ${_in}/errpath.c ${_cuda})
+  lint_test(errpath_hide 1 "1 error-path finding hidden [(]--error-paths=show lists it[)]"
+            --error-paths=hide ${_in}/errpath.c ${_cuda})
+  lint_test(errpath_hide_quiet 1 "1 error-path finding hidden" -q --error-paths hide ${_in}/errpath.c ${_cuda})
+  lint_test(errpath_bad_value 2 "--error-paths wants 'show' or 'hide', not 'maybe'" --error-paths=maybe ${_in}/errpath.c)
+  lint_test(errpath_no_value 2 "--error-paths needs an argument" ${_in}/errpath.c --error-paths)
+  lint_test(errpath_twice 2 "--error-paths given twice" --error-paths=show --error-paths=hide ${_in}/errpath.c)
+  lint_test(errpath_verify_hide 2 "--error-paths=hide does not apply to it" --verify --error-paths=hide ${_in}/errpath.c)
+  lint_test(errpath_verify_marker 1 "errpath\\.c:8:3: error: warning .unbalanced-group. is on an error path, its annotation says normal path"
+            --verify ${_in}/errpath.c ${_cuda})
   add_test(NAME analyzer.compile_commands
            COMMAND bash ${_an}/cdb_test.sh $<TARGET_FILE:lockstep> ${_in} ${CMAKE_CURRENT_BINARY_DIR}/analyzer_cdb)
   set_tests_properties(analyzer.unit.cfg_taint analyzer.compile_commands PROPERTIES TIMEOUT 120 LABELS analyzer)

@@ -25,6 +25,13 @@ typedef struct ls_check_ctx {
   ls_vec starts;     /* group starts (and begin helpers) */
   ls_node *first_start; /* the first group start of a rules function */
   ls_vec p2p;        /* pairs (call, its block): send/recv without a request, outside any group */
+  /* errpath.c: by block id, bit 0: reached only after a call reported failure, bit 1: the
+   * block's branch is a failure test; errany: some bit set in f */
+  unsigned char *errp;
+  size_t errcap;
+  int errany;
+  uint32_t *gnorm;   /* group.c, when errany: each block's gout on the normal run alone */
+  size_t gnormcap;
 } ls_check_ctx;
 
 /* ---- events: what a collective sequence is made of ---- */
@@ -67,10 +74,33 @@ void ls_walk(ls_check_ctx *c, ls_block *k, ls_block *stop, struct ls_evlist *out
 
 /* ---- group depth (group.c) ---- */
 /* f's depth masks (gin/gout), c's below/starts/first_start/p2p, and whether f is a begin/end
- * helper (f->group_net, f->group_helper: its callers account for it). */
+ * helper (f->group_net, f->group_helper: its callers account for it); after
+ * ls_errpath_analyze, c->gnorm. */
 void ls_group_analyze(ls_check_ctx *c);
 /* The single depth in mask m, or 99. */
 int ls_mask_depth(uint32_t m);
+
+/* ---- error paths (errpath.c) ---- */
+/* c->errp for c->f: which blocks run only after a call reported failure (a result unequal
+ * to the API's success, a NULL allocation), found by the walk from the entry that takes no
+ * failure side of a failure test. */
+void ls_errpath_analyze(ls_check_ctx *c);
+/* k is reached only after a call reported failure. */
+int ls_errpath_block(const ls_check_ctx *c, const ls_block *k);
+/* The failure test (a branch block) on whose failure side error block k lies; NULL when k
+ * is on the normal path. */
+ls_block *ls_errpath_why(ls_check_ctx *c, ls_block *k);
+/* A failure test whose failure side leads into k (directly or through error blocks), for
+ * a block also reached normally (a shared cleanup label); NULL: none. */
+ls_block *ls_errpath_into(ls_check_ctx *c, ls_block *k);
+/* ls_errpath_why of the block holding item n. */
+ls_block *ls_errpath_at(ls_check_ctx *c, const ls_node *n);
+/* A divergence at branch b about call at (NULL: none) happens only after a failure when b
+ * or at's block is an error block, b is a failure test, or every normal path from b passes
+ * at (what skips at is a failure side): that failure test, else NULL. */
+ls_block *ls_errpath_skip(ls_check_ctx *c, ls_block *b, const ls_node *at);
+/* Tags fd as an error-path finding with a note at why's condition; nothing for why NULL. */
+void ls_errpath_tag(ls_check_ctx *c, ls_finding *fd, const ls_block *why);
 
 /* ---- findings (check.c) ---- */
 /* A note/site location, its message copied into the arena. */

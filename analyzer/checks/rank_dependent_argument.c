@@ -88,6 +88,7 @@ static void check_args(ls_check_ctx *c, const uint64_t *st, ls_node *n) {
     ls_finding *fd = ls_check_add(c, ls_rule_id(LS_RULE_RANK_DEPENDENT_ARGUMENT), n->file, n->line, n->col, msg);
     if (!fd)
       return;
+    ls_errpath_tag(c, fd, ls_errpath_at(c, n));
     ls_check_origin_notes(c, fd, o);
     ls_vec_push(&fd->sites, ls_check_loc(c->p, n->file, n->line, n->col, ls_callee(n)));
     fd->seqkey = ls_strdup(c->p->arena, rn[ro]);

@@ -189,6 +189,7 @@ static void check_nested_exit(ls_check_ctx *c, ls_block *b, int cyc) {
       k = ls_key_cat(key, sizeof key, k, ",", ls_callee(la.v[j]));
   }
   fd->seqkey = ls_strdup(c->p->arena, key);
+  ls_errpath_tag(c, fd, ls_errpath_skip(c, b, at));
 }
 
 /* b lies on a cycle: reached again from one of its successors (bounded search) */
@@ -523,6 +524,7 @@ static void check_branch(ls_check_ctx *c, ls_block *b) {
       k = ls_key_cat(key, sizeof key, k, ",", ls_callee(lb.v[j]));
   }
   fd->seqkey = ls_strdup(c->p->arena, key);
+  ls_errpath_tag(c, fd, ls_errpath_skip(c, b, at));
 }
 
 void ls_check_rank_divergent_collective(ls_check_ctx *c) {

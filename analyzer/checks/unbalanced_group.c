@@ -4,6 +4,8 @@
  * different depths; and an exception that leaves the function with a group open. Reads the driver's group walk (group.c); a begin/end helper is its
  * callers' business. */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "checks/check.h"
 
@@ -22,6 +24,13 @@ static ls_node *opener(ls_check_ctx *c, const char *file, unsigned line) {
   return best ? best : c->first_start;
 }
 
+/* a's exit is written before b's (the function's end, where no return is, last) */
+static int exit_before(const ls_func *f, const ls_block *a, const ls_block *b) {
+  unsigned la = a->term ? a->term->line : f->end_line, lb = b->term ? b->term->line : f->end_line;
+  unsigned ca = a->term ? a->term->col : f->end_col, cb = b->term ? b->term->col : f->end_col;
+  return la < lb || (la == lb && ca < cb);
+}
+
 void ls_check_unbalanced_group(ls_check_ctx *c) {
   ls_func *f = c->f;
   if (f->group_helper)
@@ -38,10 +47,27 @@ void ls_check_unbalanced_group(ls_check_ctx *c) {
     if (fd) {
       ls_vec_push(&fd->sites, ls_check_loc(c->p, n->file, n->line, n->col, ls_callee(n)));
       fd->seqkey = "below-zero";
+      ls_errpath_tag(c, fd, ls_errpath_at(c, n));
     }
   }
-  for (int i = 0; i < f->exit->npred; i++) {
-    ls_block *k = f->exit->pred[i];
+  /* the exits in source order, so that a group scope's first return carries the finding */
+  int nx = f->exit->npred;
+  ls_block **ex = malloc(((size_t)nx + 1) * sizeof *ex);
+  struct scope { const ls_node *open; ls_finding *fd; int more; } *sc = malloc(((size_t)nx + 1) * sizeof *sc);
+  if (!ex || !sc)
+    abort();
+  for (int i = 0; i < nx; i++)
+    ex[i] = f->exit->pred[i];
+  for (int i = 1; i < nx; i++) { /* insertion sort: a function has few exits */
+    ls_block *k = ex[i];
+    int j = i;
+    while (j > 0 && exit_before(f, k, ex[j - 1]))
+      ex[j] = ex[j - 1], j--;
+    ex[j] = k;
+  }
+  int nsc = 0;
+  for (int i = 0; i < nx; i++) {
+    ls_block *k = ex[i];
     uint32_t m = k->gout;
     if (!m || m == 1u << GZ || !k->gin)
       continue;
@@ -82,16 +108,49 @@ void ls_check_unbalanced_group(ls_check_ctx *c) {
                k->term ? "returns" : "ends", d);
       key = "negative";
     }
+    /* an error path: k itself runs only after a failure, or the normal run reaches k with
+     * the depth it had on entry (the open group comes in by a failure side only) */
+    ls_block *why = ls_errpath_why(c, k);
+    if (!why && c->errany && c->gnorm[k->id] == 1u << GZ && d != 0 && (why = ls_errpath_into(c, k))) {
+      /* a cleanup label the normal run reaches balanced: closing the group here would
+       * unbalance that run, so no fix-it of the return (its key says why) */
+      snprintf(msg, sizeof msg, "the failure paths that jump to this exit from inside a group leave it open: ncclGroupEnd must still be called on them; it also returns the error the group stored");
+      key = "error-label";
+    }
+    ls_node *o = opener(c, file, line);
+    /* the CHECK returns of one group scope are one finding: the first, with the others as notes */
+    int j = 0;
+    while (why && o && !strcmp(key, "error-return") && j < nsc && sc[j].open != o)
+      j++;
+    if (why && o && !strcmp(key, "error-return") && j < nsc) {
+      ls_finding *fd = sc[j].fd;
+      ls_vec_push(&fd->notes, ls_check_loc(c->p, file, line, col, "another return inside the same group on an error path leaves it open here"));
+      ls_vec_push(&fd->sites, ls_check_loc(c->p, file, line, col, "return"));
+      fd->seqkey = "error-return-scope";
+      sc[j].more++;
+      continue;
+    }
     ls_finding *fd = ls_check_add(c, ls_rule_id(LS_RULE_UNBALANCED_GROUP), file, line, col, msg);
     if (!fd)
       continue;
     fd->seqkey = key;
-    ls_node *o = opener(c, file, line);
     if (o) {
       ls_vec_push(&fd->notes, ls_check_loc(c->p, o->file, o->line, o->col, "group opened here"));
       ls_vec_push(&fd->sites, ls_check_loc(c->p, o->file, o->line, o->col, ls_callee(o)));
     }
+    ls_errpath_tag(c, fd, why);
+    if (why && o && !strcmp(key, "error-return"))
+      sc[nsc++] = (struct scope){o, fd, 0};
   }
+  for (int j = 0; j < nsc; j++)
+    if (sc[j].more) {
+      char m[256];
+      snprintf(m, sizeof m, "fix: end the group on each of these %d error paths before returning (ncclGroupEnd in the failure branch, or a guard whose cleanup ends it)",
+               sc[j].more + 1);
+      ls_vec_push(&sc[j].fd->notes, ls_check_loc(c->p, sc[j].open->file, sc[j].open->line, sc[j].open->col, m));
+    }
+  free(ex);
+  free(sc);
   /* an exception that leaves the function with a group open: the caller that catches it
    * goes on with the thread's group depth raised (no handler or destructor on its way
    * called ncclGroupEnd) */
@@ -133,5 +192,3 @@ void ls_check_unbalanced_group(ls_check_ctx *c) {
     }
   }
 }
-
-

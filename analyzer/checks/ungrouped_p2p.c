@@ -14,6 +14,7 @@ static void report_p2p(ls_check_ctx *c, ls_node *n, ls_node *other, const char *
   ls_finding *fd = ls_check_add(c, ls_rule_id(LS_RULE_UNGROUPED_P2P), n->file, n->line, n->col, msg);
   if (!fd)
     return;
+  ls_errpath_tag(c, fd, ls_errpath_at(c, n));
   ls_vec_push(&fd->sites, ls_check_loc(c->p, n->file, n->line, n->col, ls_callee(n)));
   if (other) {
     ls_vec_push(&fd->notes, ls_check_loc(c->p, other->file, other->line, other->col, "the matching operation, also ungrouped"));

@@ -1,0 +1,351 @@
+/* errpath.c — which blocks of a function run only after a call has reported failure, so
+ * that a finding there is tagged an error path ("path": "error") instead of a bug of the
+ * normal run. A branch is a failure test when its condition compares a call's result with
+ * the API's success value (rules: `success` of each file; a project's own zero-valued
+ * `...Success` enumerator), tests an API status for non-zero (`if (ret)`, `ret != 0`), or
+ * tests an allocation (rules: `allocators`) for NULL; its failure side is an error edge.
+ * The normal blocks are those the entry reaches without taking an error edge; an error
+ * label reached only by the gotos of failure sides is an error block by the same walk.
+ * Not a path-sensitive proof: a pending value (ncclInProgress) tested after success counts
+ * with the failure side, and a user function's status is known only through a success name. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "checks/check.h"
+
+enum { R_NONE, R_STATUS, R_ALLOC, R_MIXED };
+
+static ls_node *bare(ls_node *n) {
+  while (n && (n->kind == CXCursor_ParenExpr || n->kind == CXCursor_UnexposedExpr || n->kind == CXCursor_CStyleCastExpr ||
+               n->kind == CXCursor_CXXStaticCastExpr || n->kind == CXCursor_CXXFunctionalCastExpr) && n->nkids)
+    n = n->kids[n->nkids - 1];
+  return n;
+}
+
+static int is_null(ls_node *n) {
+  n = bare(n);
+  if (!n)
+    return 0;
+  if (n->kind == CXCursor_CXXNullPtrLiteralExpr || n->kind == CXCursor_GNUNullExpr)
+    return 1;
+  return n->kind == CXCursor_IntegerLiteral && n->ilit && n->ival == 0;
+}
+
+static int in_list(const char **v, int n, const char *s) {
+  for (int i = 0; i < n; i++)
+    if (!strcmp(v[i], s))
+      return 1;
+  return 0;
+}
+
+static int ends_with(const char *s, const char *t) {
+  size_t a = strlen(s), b = strlen(t);
+  return a >= b && !strcmp(s + a - b, t);
+}
+
+/* The success value of an API (ncclSuccess, MPI_SUCCESS, cudaSuccess) or of the project
+ * (nccl-tests' testSuccess: an enumerator of value 0 named ...Success) */
+static int success_const(const ls_program *p, ls_node *n) {
+  n = bare(n);
+  if (!n || n->kind != CXCursor_DeclRefExpr || !n->text)
+    return 0;
+  if (in_list(p->rules->success, p->rules->nsuccess, n->text))
+    return 1;
+  return n->ilit && n->ival == 0 && (ends_with(n->text, "Success") || ends_with(n->text, "SUCCESS"));
+}
+
+/* What a call's result is: an API status (a rules function returning a value that is not a
+ * pointer), an allocation, or neither */
+static int call_class(const ls_program *p, ls_node *n) {
+  n = bare(n);
+  if (!n || n->kind != CXCursor_CallExpr || !n->ent)
+    return R_NONE;
+  const ls_rule_fn *r = n->ent->rule;
+  if (r && r->returns && strcmp(r->returns, "void") && !strchr(r->returns, '*'))
+    return R_STATUS;
+  if (!r && n->ent->name && in_list(p->rules->allocators, p->rules->nallocators, n->ent->name))
+    return R_ALLOC;
+  return R_NONE;
+}
+
+struct vars { /* locals by what every assignment to them stores (open addressing) */
+  const ls_entity **k;
+  unsigned char *cls;
+  size_t cap;
+};
+
+static unsigned char *var_slot(struct vars *v, const ls_entity *e, int add) {
+  size_t j = ((uintptr_t)e >> 4) * 2654435761u & (v->cap - 1);
+  while (v->k[j] && v->k[j] != e)
+    j = (j + 1) & (v->cap - 1);
+  if (!v->k[j] && !add)
+    return NULL;
+  v->k[j] = e;
+  return &v->cls[j];
+}
+
+static void note_def(const ls_program *p, struct vars *v, const ls_entity *e, ls_node *rhs) {
+  if (!e || (e->kind != LS_ENT_VAR && e->kind != LS_ENT_PARAM))
+    return;
+  rhs = bare(rhs);
+  while (rhs && rhs->kind == CXCursor_BinaryOperator && rhs->op == CXBinaryOperator_Assign && rhs->nkids == 2)
+    rhs = bare(rhs->kids[1]); /* a = b = call() */
+  int c = call_class(p, rhs);
+  unsigned char *s = var_slot(v, e, 1);
+  *s = *s == 0 ? (unsigned char)(c + 1) : *s == c + 1 ? *s : R_MIXED + 1;
+}
+
+static void scan_defs(const ls_program *p, struct vars *v, ls_node *n) {
+  if (!n)
+    return;
+  if (n->kind == CXCursor_VarDecl && n->nkids && n->ent)
+    note_def(p, v, n->ent, n->kids[n->nkids - 1]);
+  else if (n->kind == CXCursor_BinaryOperator && n->op == CXBinaryOperator_Assign && n->nkids == 2) {
+    ls_node *t = bare(n->kids[0]);
+    if (t && t->kind == CXCursor_DeclRefExpr)
+      note_def(p, v, t->ent, n->kids[1]);
+  } else if (n->kind == CXCursor_UnaryOperator && n->op == CXUnaryOperator_AddrOf && n->nkids == 1) {
+    ls_node *t = bare(n->kids[0]); /* &x handed away: anything may be stored in it */
+    if (t && t->ent && (t->ent->kind == LS_ENT_VAR || t->ent->kind == LS_ENT_PARAM))
+      *var_slot(v, t->ent, 1) = R_MIXED + 1;
+  }
+  for (unsigned i = 0; i < n->nkids; i++)
+    scan_defs(p, v, n->kids[i]);
+}
+
+/* What x holds: a call's result directly, an assignment's, or a local that only ever holds
+ * one kind of call result */
+static int value_class(ls_check_ctx *c, struct vars *v, ls_node *x) {
+  x = bare(x);
+  while (x && x->kind == CXCursor_BinaryOperator && x->op == CXBinaryOperator_Assign && x->nkids == 2)
+    x = bare(x->kids[1]);
+  if (!x)
+    return R_NONE;
+  if (x->kind == CXCursor_CallExpr)
+    return call_class(c->p, x);
+  if (x->kind != CXCursor_DeclRefExpr || !x->ent || (x->ent->kind != LS_ENT_VAR && x->ent->kind != LS_ENT_PARAM))
+    return R_NONE;
+  if (!v->cap) { /* the function's assignments, once, when a condition first needs them */
+    size_t n = 0;
+    for (int b = 0; b < c->f->nblocks; b++)
+      n += (size_t)c->f->blocks[b]->nitems + 1;
+    v->cap = 16;
+    while (v->cap < 2 * n)
+      v->cap <<= 1;
+    v->k = calloc(v->cap, sizeof *v->k);
+    v->cls = calloc(v->cap, 1);
+    if (!v->k || !v->cls)
+      abort();
+    for (int b = 0; b < c->f->nblocks; b++) {
+      ls_block *k = c->f->blocks[b];
+      for (int i = 0; i < k->nitems; i++)
+        scan_defs(c->p, v, k->items[i]);
+      if (k->cond)
+        scan_defs(c->p, v, k->cond);
+    }
+  }
+  unsigned char *s = var_slot(v, x->ent, 0);
+  return s && *s ? *s - 1 : R_NONE;
+}
+
+/* The successor of branch k that is taken when a call failed: 0 (the true side), 1, or -1
+ * when k is no failure test. */
+static int fail_side(ls_check_ctx *c, struct vars *v, ls_block *k) {
+  if (!k->cond || k->nsucc != 2)
+    return -1;
+  ls_node *n = bare(k->cond);
+  int flip = 0;
+  while (n && n->kind == CXCursor_UnaryOperator && n->op == CXUnaryOperator_LNot && n->nkids == 1) {
+    flip ^= 1;
+    n = bare(n->kids[0]);
+  }
+  if (!n)
+    return -1;
+  int side = -1; /* before flip: 0 when the condition being true means failure */
+  if (n->kind == CXCursor_BinaryOperator && n->nkids == 2 &&
+      (n->op == CXBinaryOperator_EQ || n->op == CXBinaryOperator_NE)) {
+    ls_node *a = n->kids[0], *b = n->kids[1];
+    int ne = n->op == CXBinaryOperator_NE;
+    if (success_const(c->p, b) || success_const(c->p, a)) {
+      side = ne ? 0 : 1; /* unequal to success: failed */
+    } else if (is_null(b) || is_null(a)) {
+      ls_node *x = is_null(b) ? a : b;
+      int cl = value_class(c, v, x);
+      if (cl == R_STATUS)
+        side = ne ? 0 : 1; /* a status other than 0 */
+      else if (cl == R_ALLOC)
+        side = ne ? 1 : 0; /* NULL: the allocation failed */
+    }
+  } else {
+    int cl = value_class(c, v, n); /* if (ret), if (p) */
+    if (cl == R_STATUS)
+      side = 0;
+    else if (cl == R_ALLOC)
+      side = 1;
+  }
+  return side < 0 ? -1 : side ^ flip;
+}
+
+void ls_errpath_analyze(ls_check_ctx *c) {
+  ls_func *f = c->f;
+  if ((size_t)f->nblocks > c->errcap) {
+    free(c->errp);
+    c->errcap = (size_t)f->nblocks * 2;
+    c->errp = malloc(c->errcap);
+    if (!c->errp)
+      abort();
+  }
+  memset(c->errp, 0, (size_t)f->nblocks);
+  c->errany = 0;
+  struct vars v = {0};
+  signed char *fs = malloc((size_t)f->nblocks + 1);
+  ls_block **stk = malloc(((size_t)f->nblocks + 1) * sizeof *stk);
+  if (!fs || !stk)
+    abort();
+  int any = 0;
+  for (int b = 0; b < f->nblocks; b++) {
+    fs[b] = (signed char)fail_side(c, &v, f->blocks[b]);
+    any |= fs[b] >= 0;
+  }
+  free(v.k);
+  free(v.cls);
+  if (any) {
+    /* errp: 1 reached at all, 2 reached on the normal run too; error blocks end at 1 */
+    for (int pass = 1; pass <= 2; pass++) {
+      int sp = 0;
+      if (c->errp[f->entry->id] < pass) {
+        c->errp[f->entry->id] = (unsigned char)pass;
+        stk[sp++] = f->entry;
+      }
+      while (sp) {
+        ls_block *k = stk[--sp];
+        for (int s = 0; s < k->nsucc; s++) {
+          ls_block *t = k->succ[s];
+          if ((pass == 2 && fs[k->id] == s) || t->id >= f->nblocks || c->errp[t->id] >= pass)
+            continue;
+          c->errp[t->id] = (unsigned char)pass;
+          stk[sp++] = t;
+        }
+      }
+    }
+    for (int b = 0; b < f->nblocks; b++) {
+      c->errp[b] = (unsigned char)((c->errp[b] == 1) | (fs[b] >= 0) << 1 | (fs[b] == 1) << 2);
+      c->errany |= c->errp[b];
+    }
+  }
+  free(fs);
+  free(stk);
+}
+
+int ls_errpath_block(const ls_check_ctx *c, const ls_block *k) {
+  return c->errany && k && k->id >= 0 && k->id < c->f->nblocks && (c->errp[k->id] & 1);
+}
+
+/* The block of f whose items hold n, or NULL */
+static ls_block *block_of(const ls_func *f, const ls_node *n) {
+  for (int b = 0; b < f->nblocks; b++)
+    for (int i = 0; i < f->blocks[b]->nitems; i++)
+      if (f->blocks[b]->items[i] == n)
+        return f->blocks[b];
+  return NULL;
+}
+
+static ls_block *fail_succ(const ls_check_ctx *c, const ls_block *t) {
+  return (c->errp[t->id] & 2) ? t->succ[(c->errp[t->id] >> 2) & 1] : NULL;
+}
+
+ls_block *ls_errpath_why(ls_check_ctx *c, ls_block *k) {
+  if (!ls_errpath_block(c, k))
+    return NULL;
+  /* back through error blocks to a failure test whose failure side leads here */
+  ls_func *f = c->f;
+  unsigned char *seen = calloc((size_t)f->nblocks + 1, 1);
+  ls_block **q = malloc(((size_t)f->nblocks + 1) * sizeof *q), *why = NULL;
+  if (!seen || !q)
+    abort();
+  int qh = 0, qt = 0;
+  seen[k->id] = 1;
+  q[qt++] = k;
+  while (qh < qt && !why) {
+    ls_block *x = q[qh++];
+    for (int i = 0; i < x->npred && !why; i++) {
+      ls_block *t = x->pred[i];
+      if (fail_succ(c, t) == x)
+        why = t;
+      else if ((c->errp[t->id] & 1) && !seen[t->id]) {
+        seen[t->id] = 1;
+        q[qt++] = t;
+      }
+    }
+  }
+  free(seen);
+  free(q);
+  return why;
+}
+
+ls_block *ls_errpath_into(ls_check_ctx *c, ls_block *k) {
+  if (!c->errany || !k)
+    return NULL;
+  for (int i = 0; i < k->npred; i++) {
+    ls_block *p = k->pred[i], *w;
+    if (fail_succ(c, p) == k)
+      return p;
+    if ((w = ls_errpath_why(c, p)))
+      return w;
+  }
+  return NULL;
+}
+
+ls_block *ls_errpath_at(ls_check_ctx *c, const ls_node *n) {
+  return c->errany && n ? ls_errpath_why(c, block_of(c->f, n)) : NULL;
+}
+
+ls_block *ls_errpath_skip(ls_check_ctx *c, ls_block *b, const ls_node *at) {
+  if (!c->errany)
+    return NULL;
+  ls_func *f = c->f;
+  ls_block *ab = at ? block_of(f, at) : NULL, *why;
+  /* b on an error path, b a failure test (its sides: failed or not), at only after one */
+  if ((why = ls_errpath_why(c, b)) || (why = (c->errp[b->id] & 2) ? b : NULL) || (why = ls_errpath_why(c, ab)))
+    return why;
+  if (!ab)
+    return NULL;
+  /* does a normal path from b leave the function without passing at? (back at b: the same
+   * choice again, whose other ways out the walk takes anyway) Else what skips at is the
+   * failure side of a test on the way: the first one met names the finding's error path. */
+  unsigned char *seen = calloc((size_t)f->nblocks + 1, 1);
+  ls_block **stk = malloc(((size_t)f->nblocks + 1) * sizeof *stk);
+  if (!seen || !stk)
+    abort();
+  int sp = 0, escapes = 0;
+  seen[b->id] = 1;
+  seen[ab->id] = 1;
+  stk[sp++] = b;
+  while (sp && !escapes) {
+    ls_block *k = stk[--sp];
+    if (k == f->exit || k == f->vexit || k == f->abort_blk || k == f->killall) {
+      escapes = 1;
+      break;
+    }
+    if (!why && k != b && fail_succ(c, k))
+      why = k;
+    for (int s = 0; s < k->nsucc; s++) {
+      ls_block *t = k->succ[s];
+      if ((c->errp[t->id] & 1) || seen[t->id])
+        continue;
+      seen[t->id] = 1;
+      stk[sp++] = t;
+    }
+  }
+  free(seen);
+  free(stk);
+  return escapes ? NULL : why;
+}
+
+void ls_errpath_tag(ls_check_ctx *c, ls_finding *fd, const ls_block *why) {
+  if (!fd || !why || !why->cond)
+    return;
+  fd->errpath = 1;
+  ls_vec_push(&fd->notes, ls_check_loc(c->p, why->cond->file, why->cond->line, why->cond->col,
+                                       "error path: taken only when the call checked here has reported failure"));
+}
