@@ -190,5 +190,6 @@ void ls_check_unbalanced_group(ls_check_ctx *c) {
       ls_vec_push(&fd->notes, ls_check_loc(c->p, o->file, o->line, o->col, "group opened here"));
       ls_vec_push(&fd->sites, ls_check_loc(c->p, o->file, o->line, o->col, ls_callee(o)));
     }
+    ls_errpath_tag(c, fd, ls_errpath_why(c, k)); /* a CHECK that throws when the call failed */
   }
 }
