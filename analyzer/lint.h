@@ -152,6 +152,15 @@ typedef struct ls_func {
   ls_block **fwd; int nfwd; /* the blocks the entry reaches, in topological order, loops together (ls_cfg_forward) */
   int *fpos;                /* by block id: its index in fwd (blocks the entry reaches only) */
   uint64_t nb_settles;      /* bit i: every normal return has polled param i's communicator ready */
+  /* taint.c: `issues`, the body or a helper it calls issues a collective or send/recv; cip[b],
+   * where the ranks that go on from block b meet again (see continuing_postdom), NULL where
+   * no collective follows */
+  int issues;
+  struct ls_block **cip;
+  /* taint.c: 1 the return value is computed from the parameters in ret_params alone (see
+   * ret_by_params), -1 not, 0 not looked at yet, 2 being looked at */
+  int ret_pure;
+  uint64_t ret_params;
 } ls_func;
 
 typedef struct ls_tu_info {

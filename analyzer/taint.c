@@ -224,6 +224,170 @@ static const ls_origin *flow_in(ls_program *p, const uint64_t *st, ls_node *n) {
   return NULL;
 }
 
+/* ---- return values by call site ----
+ * The summaries are context-insensitive: a parameter is rank-dependent when any call passes a
+ * rank value, and so is a return value computed from it. For a function whose return value
+ * is computed from its parameters alone — arithmetic on them, on locals assigned so outside
+ * any branch, on calls of such functions — each call's result is what that call passes:
+ * `prn(7)` is uniform, `prn(seed + rank)` is not. Small functions only (a PRNG, a size
+ * helper); the rest keep the summary. */
+static int ret_by_params(ls_func *g);
+static void ctl_region(const ls_func *f, ls_block *k, int (*visit)(ls_block *, void *), void *ctx);
+static int mark_visit(ls_block *q, void *ctx);
+
+static int addr_taken(const ls_node *n, const ls_entity *v) {
+  if (!n)
+    return 0;
+  if (n->kind == CXCursor_UnaryOperator && n->op == CXUnaryOperator_AddrOf && n->nkids) {
+    int level = 0;
+    if (ls_target_of(n->kids[0], &level) == v)
+      return 1;
+  }
+  for (unsigned i = 0; i < n->nkids; i++)
+    if (addr_taken(n->kids[i], v))
+      return 1;
+  return 0;
+}
+
+/* what ret_by_params has found of g's locals: each looked at once (a local read many times
+ * would otherwise be walked again at every read) */
+struct pure_ctx {
+  ls_func *g;
+  int n;
+  struct { const ls_entity *v; int res; uint64_t mask; } memo[64];
+};
+
+static int pure_expr(struct pure_ctx *c, ls_node *n, uint64_t *mask, int depth);
+
+/* every write of local v in g is outside any branch (g's blocks marked: control dependent)
+ * and assigns a value computed from the parameters; nothing takes its address */
+static int pure_local(struct pure_ctx *c, ls_entity *v, uint64_t *mask, int depth) {
+  for (int i = 0; i < c->n; i++)
+    if (c->memo[i].v == v) { /* done, or being looked at (a write reading v itself) */
+      *mask |= c->memo[i].mask;
+      return c->memo[i].res;
+    }
+  if (c->n == 64 || depth > 16)
+    return 0;
+  int at = c->n++, res = 1;
+  c->memo[at].v = v;
+  c->memo[at].res = 1;
+  c->memo[at].mask = 0;
+  uint64_t m = 0;
+  ls_func *g = c->g;
+  for (int b = 0; b < g->nblocks && res; b++) {
+    ls_block *k = g->blocks[b];
+    if (addr_taken(k->cond, v))
+      res = 0;
+    for (int j = 0; j < k->nitems && res; j++) {
+      ls_node *n = k->items[j], *rhs = NULL;
+      int level = 0, writes = 0;
+      if (addr_taken(n, v))
+        res = 0;
+      else if (n->kind == CXCursor_VarDecl && n->ent == v) {
+        writes = 1;
+        rhs = n->nkids ? n->kids[n->nkids - 1] : NULL;
+      } else if ((n->kind == CXCursor_BinaryOperator || n->kind == CXCursor_CompoundAssignOperator) && n->nkids == 2 &&
+                 ls_target_of(n->kids[0], &level) == v) {
+        writes = 1;
+        rhs = n->kids[1];
+      }
+      if (writes && (k->mark || level != 0 || (rhs && !pure_expr(c, rhs, &m, depth + 1))))
+        res = 0;
+    }
+  }
+  for (int i = 0; i < g->nparams && i < 64; i++)
+    if (g->params[i] == v)
+      m |= 1ull << i;
+  c->memo[at].res = res;
+  c->memo[at].mask = m;
+  *mask |= m;
+  return res;
+}
+
+static int pure_expr(struct pure_ctx *c, ls_node *n, uint64_t *mask, int depth) {
+  if (!n || depth > 32)
+    return 0;
+  switch (n->kind) {
+  case CXCursor_IntegerLiteral:
+  case CXCursor_FloatingLiteral:
+  case CXCursor_CharacterLiteral:
+  case CXCursor_UnaryExpr:
+    return 1;
+  case CXCursor_DeclRefExpr:
+    if (!n->ent)
+      return n->ilit; /* an enum constant */
+    if (n->ent->kind == LS_ENT_PARAM) {
+      for (int i = 0; i < c->g->nparams && i < 64; i++)
+        if (c->g->params[i] == n->ent)
+          return pure_local(c, n->ent, mask, depth); /* not written in g but as such */
+      return 0;
+    }
+    return n->ent->kind == LS_ENT_VAR && pure_local(c, n->ent, mask, depth);
+  case CXCursor_UnaryOperator:
+    if (n->op == CXUnaryOperator_Deref || n->op == CXUnaryOperator_AddrOf)
+      return 0;
+    break;
+  case CXCursor_BinaryOperator:
+  case CXCursor_ParenExpr:
+  case CXCursor_UnexposedExpr:
+  case CXCursor_CStyleCastExpr:
+  case CXCursor_CXXStaticCastExpr:
+  case CXCursor_CXXFunctionalCastExpr:
+  case CXCursor_ConditionalOperator:
+    break;
+  case CXCursor_CallExpr: { /* a call of such a function on such arguments */
+    ls_func *h = n->ent && !n->ent->rule ? n->ent->def : NULL;
+    if (!h || n->nkids != (unsigned)h->nparams || !ret_by_params(h))
+      return 0;
+    for (int i = 0; i < h->nparams && i < 64; i++)
+      if ((h->ret_params >> i & 1) && !pure_expr(c, n->kids[i], mask, depth + 1))
+        return 0;
+    return 1;
+  }
+  default:
+    return 0;
+  }
+  for (unsigned i = 0; i < n->nkids; i++)
+    if (!pure_expr(c, n->kids[i], mask, depth + 1))
+      return 0;
+  return 1;
+}
+
+static int ret_by_params(ls_func *g) {
+  if (g->ret_pure)
+    return g->ret_pure == 1;
+  g->ret_pure = -1;
+  if (g->nblocks > 64 || g->nparams > 64 || !g->ent || !strncmp(g->ent->key, "lambda:", 7))
+    return 0;
+  g->ret_pure = 2; /* a recursive call: not followed */
+  for (int b = 0; b < g->nblocks; b++)
+    g->blocks[b]->mark = 0;
+  for (int b = 0; b < g->nblocks; b++)
+    if (g->blocks[b]->cond && g->blocks[b]->nsucc >= 2)
+      ctl_region(g, g->blocks[b], mark_visit, NULL);
+  struct pure_ctx *c = calloc(1, sizeof *c);
+  if (!c)
+    abort();
+  c->g = g;
+  uint64_t mask = 0;
+  int pure = 1, any = 0;
+  for (int b = 0; b < g->nblocks && pure; b++)
+    for (int j = 0; j < g->blocks[b]->nitems && pure; j++) {
+      ls_node *n = g->blocks[b]->items[j];
+      if (n->kind == CXCursor_ReturnStmt && n->nkids) {
+        any = 1;
+        pure = pure_expr(c, n->kids[0], &mask, 0);
+      }
+    }
+  free(c);
+  for (int b = 0; b < g->nblocks; b++)
+    g->blocks[b]->mark = 0;
+  g->ret_pure = pure && any ? 1 : -1;
+  g->ret_params = mask;
+  return g->ret_pure == 1;
+}
+
 const ls_origin *ls_expr_taint(ls_program *p, const uint64_t *st, ls_node *n) {
   if (!n)
     return NULL;
@@ -280,8 +444,17 @@ const ls_origin *ls_expr_taint(ls_program *p, const uint64_t *st, ls_node *n) {
       return s->uniform ? NULL : origin_at(p, n, "rank-dependent value from ");
     if (n->ent->rule)
       return NULL; /* API results (error codes) are not rank values */
-    if (n->ent->def)
-      return n->ent->ret_taint;
+    if (n->ent->def) {
+      ls_func *g = n->ent->def;
+      if (g->ret_pure != 1 || n->nkids != (unsigned)g->nparams)
+        return n->ent->ret_taint;
+      for (int i = 0; i < g->nparams && i < 64; i++) { /* what this call passes */
+        const ls_origin *o = g->ret_params >> i & 1 ? ls_expr_taint(p, st, n->kids[i]) : NULL;
+        if (o)
+          return o;
+      }
+      return NULL;
+    }
     if (n->ent->flow) /* the rules say where the call's inputs go */
       return n->ent->flow->returns ? flow_in(p, st, n) : NULL;
     if (n->ptr_result)
@@ -828,6 +1001,214 @@ static void fs_solve(ls_program *p, ls_func *f, ls_fs *x) {
   ls_cfg_forward(f, W, x->in, x->st, solve_step, &s);
 }
 
+/* ---- where the ranks that go on meet again ----
+ * An exit under a rank-dependent condition (`if (rank == 0 && err) return 1;`) leaves the
+ * branch post-dominated by the function's end only, so its post-dominator chain would put
+ * everything after it under the condition: loop bounds, type counts, thread indices written
+ * later would all be rank-dependent. But the ranks that leave issue nothing more (that is one
+ * finding, at the exit), and the ranks that go on compute the same values. A block leaves when
+ * no collective, send/recv or helper issuing one is reachable from it; cip are the
+ * post-dominators of the graph of the other blocks, without the edges into leaving ones: the
+ * sides of a branch that go on meet at its cip. A branch with no collective after it keeps
+ * the plain post-dominators: what it decides shows only in the values the function leaves
+ * behind (its return value, globals), which is how callers learn of it. */
+static int issues_here(const ls_node *n) {
+  return n->kind == CXCursor_CallExpr && n->ent &&
+         (n->ent->rule ? n->ent->rule->seq_member || n->ent->rule->kind == LS_KIND_P2P
+                       : n->ent->def && n->ent->def->issues);
+}
+
+static void issues_build(ls_program *p) {
+  for (int changed = 1, round = 0; changed && round < 64; round++) {
+    changed = 0;
+    for (size_t i = 0; i < p->funcs.n; i++) {
+      ls_func *f = p->funcs.v[i];
+      for (int b = 0; b < f->nblocks && !f->issues; b++)
+        for (int j = 0; j < f->blocks[b]->nitems && !f->issues; j++)
+          if (issues_here(f->blocks[b]->items[j]))
+            f->issues = changed = 1;
+    }
+  }
+}
+
+static int cip_meet(const int *po, const int *ip, int a, int b) {
+  while (a != b) {
+    while (po[a] < po[b])
+      a = ip[a];
+    while (po[b] < po[a])
+      b = ip[b];
+  }
+  return a;
+}
+
+/* f->cip (see above): Cooper-Harvey-Kennedy over the going-on blocks and X = n, the end.
+ * An edge into a leaving block is dropped, except where the graph would then never reach X:
+ * a block whose successors all leave leads to X, and so does, for the last loop (in
+ * topological order) that cannot reach X otherwise, its edges out — where the function's work
+ * ends, not an early exit. */
+static void continuing_postdom(ls_program *p, ls_func *f) {
+  int n = f->nblocks, X = n, sp = 0, nl = 0, no = 0, any = 0;
+  f->cip = NULL;
+  char *goes = calloc((size_t)n + 1, 1), *vis = calloc((size_t)n + 1, 1), *tox = calloc((size_t)n + 1, 1);
+  int *stk = malloc(((size_t)n + 1) * sizeof *stk), *lv = malloc(((size_t)n + 1) * sizeof *lv);
+  int *po = malloc(((size_t)n + 1) * sizeof *po), *ip = malloc(((size_t)n + 1) * sizeof *ip);
+  int *order = malloc(((size_t)n + 1) * sizeof *order);
+  struct fr { int b, i; } *st = malloc(((size_t)n + 2) * sizeof *st);
+  if (!goes || !vis || !tox || !stk || !lv || !po || !ip || !order || !st)
+    abort();
+  for (int b = 0; b < n; b++)
+    for (int j = 0; j < f->blocks[b]->nitems && !goes[b]; j++)
+      if (issues_here(f->blocks[b]->items[j])) {
+        goes[b] = any = 1;
+        stk[sp++] = b;
+      }
+  if (!any)
+    goto done; /* no collective in f */
+  while (sp) { /* what reaches an issuing block goes on */
+    ls_block *k = f->blocks[stk[--sp]];
+    for (int i = 0; i < k->npred; i++)
+      if (!goes[k->pred[i]->id]) {
+        goes[k->pred[i]->id] = 1;
+        stk[sp++] = k->pred[i]->id;
+      }
+  }
+  for (int b = 0; b < n; b++) {
+    int on = 0;
+    for (int s = 0; s < f->blocks[b]->nsucc && !on; s++)
+      on = goes[f->blocks[b]->succ[s]->id];
+    tox[b] = goes[b] && !on;
+  }
+  for (int round = 0;; round++) { /* until every going-on block reaches X */
+    memset(vis, 0, (size_t)n + 1);
+    for (int b = 0; b < n; b++)
+      if (tox[b]) {
+        vis[b] = 1;
+        stk[sp++] = b;
+      }
+    while (sp) {
+      ls_block *k = f->blocks[stk[--sp]];
+      for (int i = 0; i < k->npred; i++)
+        if (goes[k->pred[i]->id] && !vis[k->pred[i]->id]) {
+          vis[k->pred[i]->id] = 1;
+          stk[sp++] = k->pred[i]->id;
+        }
+    }
+    int pick = -1, left = 0;
+    for (int i = f->nfwd - 1; i >= 0 && pick < 0; i--) {
+      ls_block *k = f->fwd[i];
+      for (int s = 0; s < k->nsucc && pick < 0 && goes[k->id] && !vis[k->id]; s++)
+        if (!goes[k->succ[s]->id])
+          pick = k->id;
+    }
+    for (int b = 0; b < n; b++)
+      left |= goes[b] && !vis[b];
+    if (!left)
+      break;
+    if (pick >= 0 && round < 64)
+      tox[pick] = 1;
+    else { /* give up: every edge into a leaving block leads to X (the plain post-dominators) */
+      for (int b = 0; b < n; b++)
+        for (int s = 0; s < f->blocks[b]->nsucc; s++)
+          tox[b] |= goes[b] && !goes[f->blocks[b]->succ[s]->id];
+      break;
+    }
+  }
+  for (int b = 0; b < n; b++)
+    if (tox[b])
+      lv[nl++] = b;
+  memset(vis, 0, (size_t)n + 1);
+  for (int i = 0; i <= n; i++)
+    po[i] = ip[i] = -1;
+  st[sp++] = (struct fr){X, 0};
+  vis[X] = 1;
+  while (sp) { /* postorder of the reversed graph from X */
+    struct fr *t = &st[sp - 1];
+    int q = -1;
+    if (t->b == X)
+      q = t->i < nl ? lv[t->i++] : -1;
+    else
+      while (t->i < f->blocks[t->b]->npred && q < 0) {
+        int c = f->blocks[t->b]->pred[t->i++]->id;
+        q = goes[c] ? c : -1;
+      }
+    if (q >= 0) {
+      if (!vis[q]) {
+        vis[q] = 1;
+        st[sp++] = (struct fr){q, 0};
+      }
+      continue;
+    }
+    po[t->b] = no;
+    order[no++] = t->b;
+    sp--;
+  }
+  ip[X] = X;
+  for (int changed = 1; changed;) {
+    changed = 0;
+    for (int i = no - 2; i >= 0; i--) {
+      ls_block *k = f->blocks[order[i]];
+      int nd = tox[k->id] ? X : -1;
+      for (int s = 0; s < k->nsucc; s++) {
+        int q = k->succ[s]->id;
+        if (goes[q] && po[q] >= 0 && ip[q] >= 0)
+          nd = nd < 0 ? q : cip_meet(po, ip, q, nd);
+      }
+      if (nd >= 0 && ip[k->id] != nd) {
+        ip[k->id] = nd;
+        changed = 1;
+      }
+    }
+  }
+  f->cip = ls_alloc(p->arena, (size_t)n * sizeof *f->cip);
+  for (int b = 0; b < n; b++)
+    if (goes[b])
+      f->cip[b] = ip[b] < 0 || ip[b] == X ? f->vexit : f->blocks[ip[b]];
+done:
+  free(goes);
+  free(vis);
+  free(tox);
+  free(stk);
+  free(lv);
+  free(po);
+  free(ip);
+  free(order);
+  free(st);
+}
+
+/* The blocks whose execution, for the ranks that get there, depends on which way k went:
+ * from each side, the post-dominator chain up to where the sides meet — the plain one, or
+ * cip for a side that goes on from a branch that does. visit() returns 0 at a block it saw. */
+static void ctl_region(const ls_func *f, ls_block *k, int (*visit)(ls_block *, void *), void *ctx) {
+  ls_block *meet = f->cip ? f->cip[k->id] : NULL;
+  for (int s = 0; s < k->nsucc; s++) {
+    ls_block *q = k->succ[s];
+    if (meet && f->cip[q->id])
+      for (; q && q != meet && q != f->vexit && visit(q, ctx); q = f->cip[q->id])
+        ;
+    else
+      for (; q && q != k->ipdom && q != f->vexit && visit(q, ctx); q = q->ipdom)
+        ;
+  }
+}
+
+struct impl_visit { const ls_origin *o; int again; };
+static int impl_visit(ls_block *q, void *ctx) {
+  struct impl_visit *v = ctx;
+  if (q->impl)
+    return 0;
+  q->impl = v->o;
+  v->again = 1;
+  return 1;
+}
+
+static int mark_visit(ls_block *q, void *ctx) {
+  (void)ctx;
+  if (q->mark)
+    return 0;
+  q->mark = 1;
+  return 1;
+}
+
 /* Implicit flow: blocks control-dependent on a rank-dependent branch get its origin, and
  * plain assignments there make their target rank-dependent (`if (rank) op = ncclMax;`).
  * Control dependence is taken transitively: a branch inside a rank-dependent region is
@@ -843,20 +1224,15 @@ static void implicit_flow(struct run *r, const ls_origin **condo) {
     old[b] = f->blocks[b]->impl;
     f->blocks[b]->impl = NULL;
   }
-  for (int again = 1; again;) {
-    again = 0;
+  for (struct impl_visit v = {.again = 1}; v.again;) {
+    v.again = 0;
     for (int b = 0; b < f->nblocks; b++) {
       ls_block *k = f->blocks[b];
       if (!k->cond || k->nsucc < 2)
         continue;
-      const ls_origin *o = condo[b] ? condo[b] : k->impl;
-      if (!o)
-        continue;
-      for (int s = 0; s < k->nsucc; s++)
-        for (ls_block *q = k->succ[s]; q && q != k->ipdom && q != f->vexit && !q->impl; q = q->ipdom) {
-          q->impl = o;
-          again = 1;
-        }
+      v.o = condo[b] ? condo[b] : k->impl;
+      if (v.o)
+        ctl_region(f, k, impl_visit, &v);
     }
   }
   for (int b = 0; b < f->nblocks; b++) {
@@ -997,6 +1373,11 @@ void ls_taint_run(ls_program *p) {
   if (!writes || !paths)
     abort();
   taint_done = 0;
+  issues_build(p);
+  for (size_t i = 0; i < p->funcs.n; i++)
+    continuing_postdom(p, p->funcs.v[i]);
+  for (size_t i = 0; i < p->funcs.n; i++)
+    ret_by_params(p->funcs.v[i]);
   path_build(p, paths);
   for (size_t i = 0; i < p->funcs.n; i++) {
     ls_func *f = p->funcs.v[i];
@@ -1073,14 +1454,9 @@ void ls_fs_refine(ls_program *p, ls_func *f, ls_fs *x) {
     }
     for (int b = 0; b < f->nblocks; b++)
       f->blocks[b]->mark = 0;
-    for (int b = 0; b < f->nblocks; b++) { /* recompute control dependence on these branches */
-      ls_block *k = f->blocks[b];
-      if (!k->cond_taint)
-        continue;
-      for (int s2 = 0; s2 < k->nsucc; s2++)
-        for (ls_block *r = k->succ[s2]; r && r != k->ipdom && r != f->vexit && !r->mark; r = r->ipdom)
-          r->mark = 1;
-    }
+    for (int b = 0; b < f->nblocks; b++) /* recompute control dependence on these branches */
+      if (f->blocks[b]->cond_taint)
+        ctl_region(f, f->blocks[b], mark_visit, NULL);
     for (int b = 0; b < f->nblocks; b++) {
       ls_block *k = f->blocks[b];
       if (!k->mark && k->impl) {

@@ -85,12 +85,14 @@ void loops_order(int n) {
 struct ctx { int rank; int size; };
 static int g_rank;
 static int twice(int v) { return 2 * v; }
+static int plus_g(int v) { return v + g_rank; }
 static void store(int *out) { *out = atoi(getenv("RANK")); }
 void taint_cases(void) {
   int r = atoi(getenv("RANK"));
   int w = atoi(getenv("WORLD_SIZE"));
   int d = twice(r);
   int e = twice(w);
+  int e2 = plus_g(w);
   struct ctx cx;
   cx.rank = r;
   int f = cx.rank;
@@ -101,5 +103,5 @@ void taint_cases(void) {
   int s = (int)sizeof r;
   int *q = malloc(sizeof(int) * (size_t)r);
   int qq = q != 0;
-  (void)d; (void)e; (void)f; (void)h; (void)s; (void)qq;
+  (void)d; (void)e; (void)e2; (void)f; (void)h; (void)s; (void)qq;
 }
