@@ -38,18 +38,29 @@ def review(out, sets, seen):
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus_review.tsv")
     if not os.path.exists(path):
         return
-    verdicts = {}
+    # a 7th column, where present, is text the finding's message must contain: a later
+    # finding at the same place and rule with another message (another cause) gets its own row
+    verdicts, refined, used = {}, {}, set()
     for line in open(path):
         if line.startswith("#") or not line.strip():
             continue
         cols = line.rstrip("\n").split("\t")
-        verdicts[(cols[1], cols[2])] = cols
+        if len(cols) > 6 and cols[6]:
+            refined.setdefault((cols[1], cols[2]), []).append(cols)
+        else:
+            verdicts[(cols[1], cols[2])] = cols
     found = {}
     for k, (name, fd) in seen.items():
         found.setdefault((rel(fd["file"], out) + ":%s" % fd["line"], fd["rule"]), (name, fd))
     by_set, by_construct, missing = {}, Counter(), []
     for k, (name, fd) in sorted(found.items()):
-        v = verdicts.get(k)
+        v = next((r for r in refined.get(k, []) if r[6] in fd["message"]), None)
+        if v:
+            used.add((k, v[6]))
+        else:
+            v = verdicts.get(k)
+            if v:
+                used.add((k, None))
         if not v:
             missing.append("%s %s %s" % (k[0], k[1], fd["message"][:100]))
             continue
@@ -67,13 +78,15 @@ def review(out, sets, seen):
     print("|---|---|---|")
     for (v, con), n in sorted(by_construct.items(), key=lambda x: (x[0][0], -x[1])):
         print("| %s | %s | %d |" % (v, con, n))
-    gone = sorted(k for k in verdicts if k not in found and verdicts[k][0].split("/")[0] in sets)
+    gone = sorted([(k, verdicts[k][3]) for k in verdicts if (k, None) not in used] +
+                  [(k, r[3] + ", message with '%s'" % r[6]) for k in refined for r in refined[k] if (k, r[6]) not in used])
+    gone = [g for g in gone if any(v[0].split("/")[0] in sets for v in [verdicts.get(g[0])] + refined.get(g[0], []) if v)]
     if missing:
         print("\nfindings without a verdict (%d):" % len(missing))
         print("\n".join("  " + m for m in missing))
     if gone:
         print("\nverdicts whose finding is gone (%d):" % len(gone))
-        print("\n".join("  %s %s (%s)" % (k[0], k[1], verdicts[k][3]) for k in gone))
+        print("\n".join("  %s %s (%s)" % (k[0], k[1], v) for k, v in gone))
 
 
 def key(fd):
