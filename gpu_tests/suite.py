@@ -354,7 +354,8 @@ class Suite:
                 cmd = self.under_lockstep(tr, cmd, 30, ls=ls)
                 # lockstep sees completion by polling its events; 1 ms instead of the
                 # default 10 ms so its record resolves a ~1 ms collective.
-                env = dict(os.environ, LOCKSTEP_POLL_MS="1", **extra)
+                env = dict(os.environ, LOCKSTEP_POLL_MS="1")
+                env.update(extra) # a variant's own LOCKSTEP_POLL_MS wins
             rc, _, _ = self.run(f"completion_timing-{label}", cmd, 120, env=env)
             try:
                 runs[label] = (rc, list(csv.DictReader(open(path))))

@@ -66,7 +66,7 @@ set(LS_RT_ENV
 
 foreach(t preload_silent rc_passthrough depth groups threads identity sigkill
           watchdog_report watchdog_abort watchdog_exit run_cmd disable overflow mpirun diverge
-          dlopen_local capture exec watchdog_multi disk_full online online_skip defer device_off
+          dlopen_local capture exec watchdog_multi disk_full online online_skip defer device_off idle_tail
           online_policy online_reject online_nodir run_signals run_end config_once)
   add_test(NAME runtime_${t} COMMAND sh ${LS_RT_DIR}/t_${t}.sh)
   set_tests_properties(runtime_${t} PROPERTIES TIMEOUT 60 ENVIRONMENT "${LS_RT_ENV}"
