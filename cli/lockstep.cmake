@@ -2,7 +2,7 @@
 # runtime/tools (cJSON only, so they build on GPU nodes) and, when enabled, the
 # analyzer library (libclang).
 file(GLOB LOCKSTEP_TOOLS_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/runtime/tools/*.c)
-add_library(lockstep_tools STATIC ${LOCKSTEP_TOOLS_SOURCES})
+add_library(lockstep_tools STATIC ${LOCKSTEP_TOOLS_SOURCES} ${PROJECT_SOURCE_DIR}/runtime/trace_index.c)
 target_include_directories(lockstep_tools PUBLIC ${PROJECT_SOURCE_DIR}/runtime ${PROJECT_SOURCE_DIR}/runtime/tools
                            PRIVATE ${PROJECT_SOURCE_DIR}/cli ${PROJECT_SOURCE_DIR}/analyzer/checks) # rule_ids.h
 target_compile_options(lockstep_tools PRIVATE ${LOCKSTEP_WARNINGS})

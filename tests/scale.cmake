@@ -21,3 +21,8 @@ if(TARGET ls_gen_traces AND TARGET lockstep)
   set_tests_properties(scale.export_filters PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77 ENVIRONMENT
     "LS_BIN=$<TARGET_FILE:lockstep>;LS_GEN=$<TARGET_FILE:ls_gen_traces>;LS_WORK=${CMAKE_CURRENT_BINARY_DIR}/scale_export;LOCKSTEP_RULES_DIR=${PROJECT_SOURCE_DIR}/rules")
 endif()
+if(TEST scale.synth_matches_recorder)
+  add_test(NAME scale.index COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/scale/index_check.sh)
+  set_tests_properties(scale.index PROPERTIES TIMEOUT 300 SKIP_RETURN_CODE 77 ENVIRONMENT
+    "LS_LIB=$<TARGET_FILE:lockstep_preload>;LS_BIN=$<TARGET_FILE:lockstep>;LS_PROG=$<TARGET_FILE:ls_pattern_prog>;LS_GEN=$<TARGET_FILE:ls_gen_traces>;LS_FAKECUDA=${CMAKE_CURRENT_BINARY_DIR}/runtime/fakecuda;LS_WORK=${CMAKE_CURRENT_BINARY_DIR}/scale_index;LOCKSTEP_RULES_DIR=${PROJECT_SOURCE_DIR}/rules")
+endif()

@@ -4,8 +4,11 @@
  * For measuring compare at sizes no test machine can run; tests/scale checks that
  * compare reads these files exactly as it reads the recorder's traces of the same job.
  * usage: gen_traces -o DIR -n RANKS -m STEPS [-c COMMS] [-d RANK:COMM:SEQ:KIND]
- * (KIND: op count dtype redop root skip). Writes DIR/synth.RRRRR.lstrace; exit 2 on
- * bad usage or a write error. */
+ *        [-k BLOCK] [-x local:SEQ|chain:SEQ] [-I]
+ * (KIND: op count dtype redop root skip). Writes DIR/synth.RRRRR.lstrace and, as the
+ * recorder does, its digest index DIR/synth.RRRRR.lstrace.idx (-I: none; -k: its block;
+ * -x: the recorder's collision test hook, LOCKSTEP_TEST_INDEX_COLLIDE); exit 2 on bad
+ * usage or a write error. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -17,6 +20,7 @@
 
 #include "pattern.h"
 #include "trace_format.h"
+#include "trace_index.h"
 
 /* The api table the files carry: the synthetic job's collectives and its communicator calls. */
 enum { API_INIT = SY_NOPS, API_DESTROY, NAPIS };
@@ -39,7 +43,26 @@ struct writer {
   struct ls_trace_record *buf;
   size_t n, cap;
   uint64_t written, t;
+  struct ls_indexer *ix; /* NULL: no index */
 };
+
+/* The index options (-k, -x, -I) and the full blocks of the rank being written. */
+static uint32_t g_kblock = LS_INDEX_BLOCK;
+static int g_noindex, g_collide;
+static uint64_t g_collide_seq;
+static struct ls_index_block *g_blocks;
+static size_t g_nblocks, g_capblocks;
+
+static void emit(void *arg, const struct ls_index_block *b) {
+  (void)arg;
+  if (g_nblocks == g_capblocks) {
+    g_capblocks = g_capblocks ? 2 * g_capblocks : 256;
+    g_blocks = realloc(g_blocks, g_capblocks * sizeof *g_blocks);
+    if (!g_blocks)
+      die("out of memory", NULL);
+  }
+  g_blocks[g_nblocks++] = *b;
+}
 
 static void flush(struct writer *w) {
   const char *p = (const char *)w->buf;
@@ -53,6 +76,8 @@ static void flush(struct writer *w) {
     p += got;
     left -= (size_t)got;
   }
+  for (size_t i = 0; w->ix && i < w->n; i++)
+    ls_idx_feed(w->ix, w->written + i, &w->buf[i]);
   w->written += w->n;
   w->n = 0;
 }
@@ -130,6 +155,57 @@ static uint64_t rank_records(const struct synth_job *j, int rank, int size, stru
   return n;
 }
 
+static void write_all(int fd, const void *p, size_t n, const char *path) {
+  const char *c = p;
+  while (n) {
+    ssize_t got = write(fd, c, n);
+    if (got < 0 && errno == EINTR)
+      continue;
+    if (got <= 0)
+      die("write failed", path);
+    c += got;
+    n -= (size_t)got;
+  }
+}
+
+/* The index the recorder would have left at exit: one snapshot covering every record. */
+static void write_index(const char *trace, const struct ls_trace_header *th, const struct ls_indexer *ix) {
+  char path[4200];
+  snprintf(path, sizeof path, "%s%s", trace, LS_INDEX_SUFFIX);
+  static struct ls_index_header h;
+  memset(&h, 0, sizeof h);
+  memcpy(h.magic, LS_INDEX_MAGIC, 8);
+  h.version = LS_INDEX_VERSION;
+  h.header_size = LS_INDEX_HEADER_SIZE;
+  h.block = ix->block;
+  h.max_streams = 64;
+  h.entry_size = sizeof(struct ls_index_block);
+  h.current = 1;
+  h.pid = th->pid;
+  h.t0_realtime_ns = th->t0_realtime_ns;
+  uint64_t snap_bytes = sizeof(struct ls_index_snap) + ix->ns * sizeof(struct ls_index_stream);
+  h.snap_offset[0] = LS_INDEX_HEADER_SIZE;
+  h.snap_offset[1] = LS_INDEX_HEADER_SIZE + snap_bytes;
+  h.entries_offset = LS_INDEX_HEADER_SIZE + 2 * snap_bytes;
+  h.entries_cap = g_nblocks;
+  struct ls_index_stream st[64];
+  for (unsigned i = 0; i < ix->ns; i++)
+    st[i] = ix->st[i].s;
+  struct ls_index_snap sn = {ix->covered, g_nblocks, ix->features, ix->ns, 0};
+  sn.check = ls_idx_check(&sn, sizeof sn) ^ ls_idx_check(st, ix->ns * sizeof *st);
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0)
+    die("cannot create", path);
+  write_all(fd, &h, sizeof h, path);
+  for (int k = 0; k < 2; k++) { /* both slots: the second is never in force */
+    write_all(fd, &sn, sizeof sn, path);
+    write_all(fd, st, ix->ns * sizeof *st, path);
+  }
+  write_all(fd, g_blocks, g_nblocks * sizeof *g_blocks, path);
+  if (close(fd) != 0)
+    die("write failed", path);
+}
+
 static void write_rank(const char *dir, const struct synth_job *j, int rank, int size, struct ls_trace_record *buf,
                        size_t cap) {
   char path[4096];
@@ -169,7 +245,19 @@ static void write_rank(const char *dir, const struct synth_job *j, int rank, int
   int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0)
     die("cannot create", path);
-  struct writer w = {fd, path, buf, 0, cap, 0, T0_MONO + (uint64_t)rank * 7};
+  static struct ls_idx_live slots[64];
+  static struct ls_indexer ix;
+  uint64_t hash[NAPIS];
+  uint16_t kind[NAPIS];
+  for (int i = 0; i < NAPIS; i++) {
+    hash[i] = ls_idx_name_hash(a[i].name);
+    kind[i] = a[i].kind;
+  }
+  ls_idx_init(&ix, g_kblock, slots, 64, hash, kind, NAPIS, emit, NULL);
+  ix.collide = g_collide;
+  ix.collide_seq = g_collide_seq;
+  g_nblocks = 0;
+  struct writer w = {fd, path, buf, 0, cap, 0, T0_MONO + (uint64_t)rank * 7, g_noindex ? NULL : &ix};
   for (size_t off = 0; off < h->records_offset;) {
     ssize_t got = write(fd, head + off, h->records_offset - off);
     if (got <= 0)
@@ -180,6 +268,8 @@ static void write_rank(const char *dir, const struct synth_job *j, int rank, int
   flush(&w);
   if (close(fd) != 0 || w.written != nrec)
     die("write failed", path);
+  if (!g_noindex)
+    write_index(path, h, &ix);
 }
 
 int main(int argc, char **argv) {
@@ -187,7 +277,7 @@ int main(int argc, char **argv) {
   long ranks = 0, ncomms = 1;
   unsigned long long calls = 0;
   int o;
-  while ((o = getopt(argc, argv, "o:n:m:c:d:")) != -1) {
+  while ((o = getopt(argc, argv, "o:n:m:c:d:k:x:I")) != -1) {
     if (o == 'o')
       dir = optarg;
     else if (o == 'n')
@@ -198,10 +288,18 @@ int main(int argc, char **argv) {
       ncomms = atol(optarg);
     else if (o == 'd')
       div = optarg;
+    else if (o == 'k')
+      g_kblock = (uint32_t)atol(optarg);
+    else if (o == 'I')
+      g_noindex = 1;
+    else if (o == 'x' && (!strncmp(optarg, "local:", 6) || !strncmp(optarg, "chain:", 6))) {
+      g_collide = optarg[0] == 'l' ? 1 : 2;
+      g_collide_seq = strtoull(optarg + 6, NULL, 10);
+    }
     else
       die("usage: gen_traces -o DIR -n RANKS -m STEPS [-c COMMS] [-d RANK:COMM:SEQ:KIND]", NULL);
   }
-  if (!dir || ranks < 2 || ranks > 1 << 20 || !calls || ncomms < 1 || ncomms > 64)
+  if (!dir || ranks < 2 || ranks > 1 << 20 || !calls || ncomms < 1 || ncomms > 64 || g_kblock < 2)
     die("usage: gen_traces -o DIR -n RANKS(>=2) -m STEPS(>0) [-c COMMS(1..64)] [-d RANK:COMM:SEQ:KIND]", NULL);
   struct synth_job j = {.ncomms = (int)ncomms, .ncalls = calls, .div_rank = -1};
   if (div) {

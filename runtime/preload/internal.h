@@ -100,4 +100,9 @@ LS_HIDDEN void ls_apply_policy(uint64_t comm, int hang); /* hang: the watchdog's
 LS_HIDDEN int ls_rec_pending(const struct ls_trace_record *r);
 LS_HIDDEN void ls_watchdog_reset_after_fork(void);
 
+/* Digest index beside the trace (index.c), driven by the watchdog thread. */
+LS_HIDDEN void ls_index_tick(uint64_t lowwater); /* records below lowwater are done */
+LS_HIDDEN void ls_index_shutdown(void);          /* exit: index every returned record */
+LS_HIDDEN void ls_index_reset_after_fork(void);
+
 #endif

@@ -29,6 +29,8 @@ add_library(lockstep_recorder_obj OBJECT
   ${CMAKE_CURRENT_LIST_DIR}/online/check.c
   ${CMAKE_CURRENT_LIST_DIR}/online/pause.c
   ${CMAKE_CURRENT_LIST_DIR}/online/siphash.c
+  ${CMAKE_CURRENT_LIST_DIR}/index.c
+  ${CMAKE_CURRENT_LIST_DIR}/../trace_index.c
   ${CMAKE_CURRENT_LIST_DIR}/nccl_hooks.c)
 set_target_properties(lockstep_recorder_obj PROPERTIES POSITION_INDEPENDENT_CODE ON
   C_VISIBILITY_PRESET hidden)

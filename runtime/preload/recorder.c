@@ -579,6 +579,7 @@ static void at_exit_handler(void) {
   if (ls_g.hdr && __atomic_load_n(&g_init, __ATOMIC_ACQUIRE) == LS_INIT_READY) {
     ls_dev_shutdown();
     ls_online_shutdown();
+    ls_index_shutdown();
     __atomic_fetch_or(&ls_g.hdr->flags, LS_TRACE_F_CLEAN_EXIT, __ATOMIC_RELEASE);
   }
 }
@@ -615,6 +616,7 @@ static void at_fork_child(void) {
   ls_g.capacity = 0;
   ls_dev_reset_after_fork();
   ls_watchdog_reset_after_fork();
+  ls_index_reset_after_fork();
   ls_online_reset_after_fork();
   tl_tid = 0;
   __atomic_store_n(&g_init, LS_INIT_NONE, __ATOMIC_RELEASE);

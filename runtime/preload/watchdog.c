@@ -239,6 +239,7 @@ static void *watchdog_main(void *arg) {
       i++;
     }
     g_lowwater = i;
+    ls_index_tick(i);
     ls_online_tick(i == lim); /* nothing pending: this rank is idle */
     if (!ls_cfg.timeout_ns)
       continue;

@@ -80,7 +80,7 @@ int ls_cmd_compare(int argc, char **argv) {
     return 2;
   }
   struct ls_trace_set set;
-  if (ls_trace_set_load(&set, paths, npaths)) {
+  if (ls_trace_set_load_indexed(&set, paths, npaths)) {
     free(paths);
     return 2;
   }

@@ -7,6 +7,7 @@
  * are listed for every rank independently. */
 #include "compare.h"
 #include "fingerprint.h"
+#include "trace_index.h"
 #include "xalloc.h"
 
 #include <stdarg.h>
@@ -166,11 +167,19 @@ static int cmp_comm(const void *a, const void *b) {
 
 /* ---- one pass per trace, in parallel ------------------------------------- */
 
-/* Calls per block: the unit of the windows the aligner reads through and of the
- * block starts pass B remembers. LOCKSTEP_COMPARE_BLOCK changes it, for tests
- * (a block of 2 makes every alignment refill its windows). Set once per run,
- * before any worker starts. */
-static size_t g_block = 256;
+/* Calls per block: the unit of the digests, of the windows the aligner reads through
+ * and of the block starts pass B remembers; the indexes' own unless
+ * LOCKSTEP_COMPARE_BLOCK says otherwise (tests: a block of 2 makes every alignment
+ * refill its windows). Set once per run, before any worker starts. */
+static size_t g_block = LS_INDEX_BLOCK;
+static uint64_t g_window_reads; /* records the aligner's refills scanned (single-threaded) */
+
+/* A block of a rank's calls as the digests see it (trace_index.h): equal on two ranks
+ * means the same calls, to within a collision of both digests at once. */
+struct bsig {
+  uint64_t chain, local;
+  uint32_t n, flags; /* calls in it; LS_IDX_B_* */
+};
 
 /* What the passes over a trace's records keep of one (communicator, rank,
  * incarnation): how many calls, whether their seqs came in record order
@@ -185,28 +194,24 @@ struct ls_rsum {
   uint64_t first, last;  /* record indices of the first and last call */
   uint64_t *blk;         /* blk[b]: record index of seq b * g_block */
   size_t nblk;
-  uint64_t diff;         /* pass C: first seq that needs aligning (differs from the reference, p2p) */
-  size_t cm_ref;         /* pass C: index of its communicator's reference sequence, SIZE_MAX: none */
+  struct bsig *sig;      /* sig[b]: block b's digests (nblk of them, the last one possibly not full) */
+  size_t nfull;          /* blocks the indexer completed (later ones: the open block) */
   struct ls_comm *cm;    /* after the merge: the communicator it belongs to (NULL when the rank is not compared) */
-};
-
-struct inc_key { /* a (communicator, rank) of one trace and its current incarnation */
-  uint64_t comm;
-  int rank;
-  unsigned inc;
-  int seen0;
-  size_t sum; /* index of the current incarnation's ls_rsum */
 };
 
 struct tinfo {
   const struct ls_trace *t;
   struct ls_rsum *s;
   size_t ns;
-  struct inc_key *keys;
-  size_t nkeys;
-  const char **op; /* per api: the rules' op, or the api's own name when the rules do not know it */
   int clean;       /* ended_cleanly */
   unsigned long unobserved;
+  int indexed;     /* pass B took the trace's own index for records [0, idx_snap.covered) */
+  uint64_t pc_from; /* the per-call pass starts here: every record before it is a plain call */
+  int pc_skip;     /* ... or not at all: no record of the trace is one it could report */
+  uint64_t read;   /* records pass B read */
+  struct ls_index_block *nb; /* the full blocks of the records pass B read, in order */
+  size_t nnb, capnb;
+  char err[512];   /* pass B found a damaged record (lazy validation): the message */
 };
 
 struct cmp_run {
@@ -214,49 +219,12 @@ struct cmp_run {
   const struct ls_apidb *db;
   struct tinfo *ti;
   size_t next; /* atomic: the next trace a worker takes */
+  int use_index;  /* LOCKSTEP_COMPARE_INDEX is not 0 */
+  int plain_rc0;  /* the rules take return code 0 as success, not pending, in every family */
 };
 
 static struct tinfo *tinfo_of(const struct cmp_run *run, const struct ls_trace *t) {
   return &run->ti[t - run->set->traces];
-}
-
-/* The ls_rsum a sequenced record counts for, following build order: a communicator
- * identity can come back (split, destroy, split again with the same color/key):
- * its seq restarts at 0, which starts a new incarnation. With create 0 only looks. */
-static struct ls_rsum *sum_for(struct tinfo *ti, const struct ls_trace_record *r, int create) {
-  struct inc_key *k = NULL;
-  for (size_t j = 0; j < ti->nkeys && !k; j++)
-    if (ti->keys[j].comm == r->comm_id && ti->keys[j].rank == r->comm_rank)
-      k = &ti->keys[j];
-  if (!k) {
-    ti->keys = ls_xrealloc(ti->keys, (ti->nkeys + 1) * sizeof *ti->keys);
-    k = &ti->keys[ti->nkeys++];
-    *k = (struct inc_key){.comm = r->comm_id, .rank = r->comm_rank, .sum = SIZE_MAX};
-  }
-  if (r->seq == 0) {
-    if (k->seen0)
-      k->inc++;
-    k->seen0 = 1;
-  }
-  if (k->sum != SIZE_MAX && ti->s[k->sum].inc == k->inc)
-    return &ti->s[k->sum];
-  for (size_t j = 0; j < ti->ns; j++)
-    if (ti->s[j].comm == r->comm_id && ti->s[j].rank == r->comm_rank && ti->s[j].inc == k->inc) {
-      k->sum = j;
-      return &ti->s[j];
-    }
-  if (!create)
-    return NULL;
-  ti->s = ls_xrealloc(ti->s, (ti->ns + 1) * sizeof *ti->s);
-  struct ls_rsum *x = &ti->s[ti->ns];
-  memset(x, 0, sizeof *x);
-  x->comm = r->comm_id;
-  x->rank = r->comm_rank;
-  x->inc = k->inc;
-  x->ordered = 1;
-  x->diff = UINT64_MAX;
-  k->sum = ti->ns++;
-  return x;
 }
 
 /* Records build_comms counts: the reader rejects a sequenced record whose rank
@@ -267,50 +235,174 @@ static int sequenced(const struct ls_trace_record *r) {
 
 static int exit_unsure(const struct ls_trace *t);
 
-/* Pass B: per trace, the rsums, whether it ended cleanly, and the calls whose
- * completion it never saw. */
+static void nb_emit(void *arg, const struct ls_index_block *b) {
+  struct tinfo *ti = arg;
+  if (ti->nnb == ti->capnb) {
+    ti->capnb = ti->capnb ? 2 * ti->capnb : 64;
+    ti->nb = ls_xrealloc(ti->nb, ti->capnb * sizeof *ti->nb);
+  }
+  ti->nb[ti->nnb++] = *b;
+}
+
+static int slots_grow(struct ls_indexer *ix) {
+  unsigned n = ix->cap ? 2 * ix->cap : 16;
+  ix->st = ls_xrealloc(ix->st, n * sizeof *ix->st);
+  ix->cap = n;
+  return 0;
+}
+
+static struct ls_rsum *rsum_new(struct tinfo *ti, const struct ls_index_stream *st) {
+  ti->s = ls_xrealloc(ti->s, (ti->ns + 1) * sizeof *ti->s);
+  struct ls_rsum *x = &ti->s[ti->ns++];
+  memset(x, 0, sizeof *x);
+  x->comm = st->comm;
+  x->rank = st->rank;
+  x->inc = st->inc;
+  x->size = st->size;
+  x->n = st->n;
+  x->first = st->first;
+  x->last = st->last;
+  x->ordered = !(st->flags & LS_IDX_B_UNORDERED);
+  return x;
+}
+
+static void rsum_block(struct ls_rsum *x, uint64_t first, struct bsig sig) {
+  if (x->nblk % 64 == 0) {
+    x->blk = ls_xrealloc(x->blk, (x->nblk + 64) * sizeof *x->blk);
+    x->sig = ls_xrealloc(x->sig, (x->nblk + 64) * sizeof *x->sig);
+  }
+  x->blk[x->nblk] = first;
+  x->sig[x->nblk++] = sig;
+}
+
+/* The summaries from the indexer's streams (in the order their first calls came) and the
+ * full blocks (the index's, then those of the records read); 0, or -1 when the blocks do
+ * not line up with the streams (a damaged index). */
+static int sums_from(struct tinfo *ti, const struct ls_indexer *ix, const struct ls_index_block *ib, size_t nib) {
+  for (unsigned k = 0; k < ix->ns; k++)
+    rsum_new(ti, &ix->st[k].s);
+  size_t hint = 0;
+  for (size_t pass = 0; pass < 2; pass++) {
+    const struct ls_index_block *v = pass ? ti->nb : ib;
+    size_t nv = pass ? ti->nnb : nib;
+    for (size_t i = 0; i < nv; i++) {
+      const struct ls_index_block *e = &v[i];
+      struct ls_rsum *x = hint < ti->ns ? &ti->s[hint] : NULL;
+      if (!x || x->comm != e->comm || x->rank != e->rank || x->inc != e->inc) {
+        x = NULL;
+        for (size_t k = 0; k < ti->ns && !x; k++)
+          if (ti->s[k].comm == e->comm && ti->s[k].rank == e->rank && ti->s[k].inc == e->inc)
+            x = &ti->s[hint = k];
+      }
+      if (!x || e->block != x->nblk || (e->block + 1) * g_block > x->n)
+        return -1;
+      rsum_block(x, e->first, (struct bsig){e->chain, e->local, (uint32_t)g_block, e->flags});
+      x->nfull = x->nblk;
+    }
+  }
+  for (unsigned k = 0; k < ix->ns; k++) {
+    const struct ls_index_stream *st = &ix->st[k].s;
+    struct ls_rsum *x = &ti->s[k];
+    if (!x->ordered)
+      continue;
+    if (x->nblk != x->n / g_block)
+      return -1;
+    if (x->n % g_block)
+      rsum_block(x, st->open_first, (struct bsig){st->chain, st->local, (uint32_t)(x->n % g_block), st->flags & LS_IDX_B_P2P});
+  }
+  return 0;
+}
+
+/* Pass B: per trace, the rsums with their blocks' digests (from the trace's index where it
+ * has a sound one, computed over the records it does not cover), whether it ended
+ * cleanly, and the calls whose completion it never saw. */
 static void *pass_sums(void *arg) {
   struct cmp_run *run = arg;
   for (;;) {
     size_t i = __atomic_fetch_add(&run->next, 1, __ATOMIC_RELAXED);
     if (i >= run->set->n)
       return NULL;
-    const struct ls_trace *t = &run->set->traces[i];
+    struct ls_trace *t = (struct ls_trace *)&run->set->traces[i]; /* lazy validation updates it */
     struct tinfo *ti = &run->ti[i];
     ti->t = t;
-    ti->op = ls_xrealloc(NULL, (t->hdr->napis ? t->hdr->napis : 1) * sizeof *ti->op);
-    for (uint32_t a = 0; a < t->hdr->napis; a++)
-      ti->op[a] = ls_apidb_op(run->db, t->apis[a].name);
+    uint32_t na = t->hdr->napis ? t->hdr->napis : 1;
+    uint64_t *hash = ls_xrealloc(NULL, na * sizeof *hash);
+    uint16_t *kind = ls_xrealloc(NULL, na * sizeof *kind);
+    for (uint32_t a = 0; a < t->hdr->napis; a++) {
+      hash[a] = ls_idx_name_hash(t->apis[a].name);
+      kind[a] = t->apis[a].kind;
+    }
+    /* The index stands for its records only where they hold nothing the per-call pass
+     * reports and every seq came in order; else the records are read as without one. */
+    int use = run->use_index && t->has_index && t->idx_block == g_block &&
+              !(t->idx_snap.features & (LS_IDX_F_REMARKABLE | LS_IDX_F_UNORDERED));
+    struct ls_indexer ix;
+  again:
+    ls_idx_init(&ix, (uint32_t)g_block, NULL, 0, hash, kind, t->hdr->napis, nb_emit, ti);
+    ix.grow = slots_grow;
+    if (use && ls_idx_resume(&ix, &t->idx_snap, t->idx_streams) != 0)
+      use = 0;
+    uint64_t from = use ? t->idx_snap.covered : 0;
+    if (from < t->checked_from) { /* the index is not taken: validate what it covered */
+      if (ls_trace_check_records(t, from, t->checked_from, ti->err, sizeof ti->err)) {
+        free(ix.st);
+        free(hash);
+        free(kind);
+        continue; /* build_comms reports it */
+      }
+      t->checked_from = from;
+    }
     /* A process ended cleanly when it ran its exit handlers without the watchdog
      * having fired and without a call left hanging; an exit forced by the
      * watchdog's policy also runs the handlers, so the flag alone is not enough. */
     int entered = 0, unsure = exit_unsure(t);
-    for (uint64_t k = 0; k < t->nrecords; k++) {
+    ti->unobserved = 0;
+    for (uint64_t k = from; k < t->nrecords; k++) {
       const struct ls_trace_record *r = &t->records[k];
-      if (k % LS_TRACE_RELEASE_EVERY == 0 && k)
+      if (k % LS_TRACE_RELEASE_EVERY == 0 && k > from)
         ls_trace_release(t, k - LS_TRACE_RELEASE_EVERY, k);
       entered |= r->state == LS_REC_ENTERED;
       ti->unobserved += unsure && r->state == LS_REC_RETURNED && (r->flags & LS_REC_EVENT_RECORDED) &&
                         !(r->flags & (LS_REC_COMPLETED | LS_REC_TIMED_OUT));
-      if (!sequenced(r))
-        continue;
-      struct ls_rsum *x = sum_for(ti, r, 1);
-      if (r->comm_size > x->size)
-        x->size = r->comm_size;
-      if (!x->n)
-        x->first = k;
-      x->last = k;
-      if (x->ordered && r->seq != x->n)
-        x->ordered = 0;
-      if (x->ordered && x->n % g_block == 0) {
-        x->blk = ls_xrealloc(x->blk, (x->nblk + 1) * sizeof *x->blk);
-        x->blk[x->nblk++] = k;
-      }
-      x->n++;
+      ls_idx_feed(&ix, k, r); /* validated records: it cannot stop (its slots grow) */
     }
-    ls_trace_release(t, 0, t->nrecords);
+    ti->read = t->nrecords - from;
+    ls_trace_release(t, from, t->nrecords);
     ti->clean = (t->hdr->flags & LS_TRACE_F_CLEAN_EXIT) && !(t->hdr->flags & LS_TRACE_F_WATCHDOG) && !entered;
+    if (sums_from(ti, &ix, use ? t->idx_blocks : NULL, use ? (size_t)t->idx_snap.nentries : 0) != 0 && use) {
+      /* blocks that do not add up: read the trace as if it had no index */
+      for (size_t k = 0; k < ti->ns; k++) {
+        free(ti->s[k].blk);
+        free(ti->s[k].sig);
+      }
+      free(ti->s);
+      ti->s = NULL;
+      ti->ns = ti->nnb = 0;
+      free(ix.st);
+      use = 0;
+      goto again;
+    }
+    ti->indexed = use;
+    /* Only a remarkable record (ls_idx_remarkable) can give a per-call fact, and plain calls
+     * leave the contract state as it was: the per-call pass reads from the records pass B
+     * read where the index covers the rest, and not at all where none is remarkable. */
+    ti->pc_from = from;
+    ti->pc_skip = run->plain_rc0 && !(ix.features & LS_IDX_F_REMARKABLE) && !(t->hdr->flags & LS_TRACE_F_WATCHDOG);
+    /* a stream out of order is collected whole (collect_full): its records must be sound */
+    for (size_t k = 0; k < ti->ns && t->checked_from; k++)
+      if (!ti->s[k].ordered) {
+        if (ls_trace_check_records(t, 0, t->checked_from, ti->err, sizeof ti->err) == 0)
+          t->checked_from = 0;
+        break;
+      }
+    free(ix.st);
+    free(ti->nb);
+    ti->nb = NULL;
+    ti->nnb = ti->capnb = 0;
+    free(hash);
+    free(kind);
   }
+  return NULL;
 }
 
 /* A rank's calls whose seqs did not come in record order: all of them, sorted,
@@ -357,6 +449,13 @@ static int build_comms(struct cmp_run *run, struct ls_compare *c) {
   run->next = 0;
   ls_parallel(pass_sums, run);
   int bad = 0;
+  for (size_t ti = 0; ti < set->n; ti++)
+    if (run->ti[ti].err[0]) {
+      fprintf(stderr, "lockstep: %s: %s\n", set->traces[ti].path, run->ti[ti].err);
+      bad = 1;
+    }
+  if (bad)
+    return -1;
   /* merged in trace order, each trace's rsums in the order their first calls came */
   for (size_t ti = 0; ti < set->n; ti++) {
     const struct ls_trace *t = &set->traces[ti];
@@ -437,8 +536,16 @@ static struct ls_ref ref_at(const struct ls_comm_rank *ccr, size_t i) {
   cr->wfrom = x->blk[base / g_block];
   for (uint64_t k = cr->wfrom; k <= x->last && cr->len < len; k++) {
     const struct ls_trace_record *r = &t->records[k];
-    if (r->comm_id == x->comm && r->comm_rank == x->rank && sequenced(r) && r->seq == base + cr->len)
+    g_window_reads++;
+    if (r->comm_id == x->comm && r->comm_rank == x->rank && sequenced(r) && r->seq == base + cr->len) {
+      char err[512];
+      if (k < t->checked_from && ls_trace_check_records((struct ls_trace *)t, k, k + 1, err, sizeof err)) {
+        /* a record the index covered, read now for the first time (the load validated the rest) */
+        fprintf(stderr, "lockstep: %s: %s\n", t->path, err);
+        exit(LS_EXIT_BAD_INPUT);
+      }
       cr->v[cr->len++] = (struct ls_ref){t, r};
+    }
   }
   if (i - cr->base >= cr->len) { /* build_comms counted cr->n contiguous seqs in record order */
     fprintf(stderr, "lockstep: internal error: comm %016llx rank %d seq %zu not in its trace\n",
@@ -448,78 +555,16 @@ static struct ls_ref ref_at(const struct ls_comm_rank *ccr, size_t i) {
   return cr->v[i - cr->base];
 }
 
-/* Pass C, for communicators whose ranks' calls all came in order: each rank
- * against the lowest present rank, call by call, up to the first position that
- * needs aligning (a fingerprint differs, a p2p call, a rank's end). The aligner
- * starts there: before it every rank issued what the reference issued, which is
- * all the aligner would have found. */
-struct refseq {
-  const struct ls_comm *cm;
-  const struct ls_rsum *sum;        /* the reference rank's own */
-  const struct ls_trace_record **r; /* the reference rank's calls by seq */
-  const struct ls_trace *t;
-  uint64_t n;
-};
-
-static int same_op_t(const struct cmp_run *run, const struct ls_trace *ta, const struct ls_trace_record *a,
-                     const struct ls_trace *tb, const struct ls_trace_record *b);
-
-struct passc {
-  struct cmp_run *run;
-  struct refseq *refs;
-  size_t nrefs;
-};
-
-static void *pass_diff(void *arg) {
-  struct passc *pc = arg;
-  struct cmp_run *run = pc->run;
-  for (;;) {
-    size_t i = __atomic_fetch_add(&run->next, 1, __ATOMIC_RELAXED);
-    if (i >= run->set->n)
-      return NULL;
-    const struct ls_trace *t = &run->set->traces[i];
-    struct tinfo *ti = &run->ti[i];
-    size_t open = 0;
-    for (size_t s = 0; s < ti->ns; s++) {
-      struct ls_rsum *x = &ti->s[s];
-      x->diff = x->n;
-      x->cm_ref = SIZE_MAX;
-      for (size_t k = 0; x->cm && k < pc->nrefs; k++)
-        if (pc->refs[k].cm == x->cm && pc->refs[k].sum != x)
-          x->cm_ref = k;
-      open += x->cm_ref != SIZE_MAX && x->n;
-    }
-    /* replay the incarnations from the start */
-    ti->nkeys = 0;
-    for (uint64_t k = 0; k < t->nrecords && open; k++) {
-      const struct ls_trace_record *r = &t->records[k];
-      if (k % LS_TRACE_RELEASE_EVERY == 0 && k)
-        ls_trace_release(t, k - LS_TRACE_RELEASE_EVERY, k);
-      if (!sequenced(r))
-        continue;
-      struct ls_rsum *x = sum_for(ti, r, 0);
-      if (!x || x->cm_ref == SIZE_MAX || x->diff != x->n || r->seq >= x->n)
-        continue;
-      const struct refseq *ref = &pc->refs[x->cm_ref];
-      const struct ls_trace_record *y = r->seq < ref->n ? ref->r[r->seq] : NULL;
-      int stop = !y || t->apis[r->api].kind == LS_KIND_P2P || ref->t->apis[y->api].kind == LS_KIND_P2P;
-      if (!stop) {
-        struct ls_fp_fields fa = {r->count, r->dtype, r->redop, r->root_or_peer, t->apis[r->api].kind};
-        struct ls_fp_fields fb = {y->count, y->dtype, y->redop, y->root_or_peer, ref->t->apis[y->api].kind};
-        stop = ls_fp_diff(same_op_t(run, ref->t, y, t, r), &fb, &fa) != LS_CLASS_NONE;
-      }
-      if (stop) {
-        x->diff = r->seq;
-        open--;
-      }
-    }
-    ls_trace_release(t, 0, t->nrecords);
-  }
-}
-
-/* Where the aligner starts on each communicator (cm->start). */
+/* Where the aligner starts on each communicator (cm->start), for those whose ranks'
+ * calls all came in order: the first block whose digests differ between ranks (or that
+ * holds a send/recv, whose peers differ by rank, or that some rank lacks). Before it
+ * every rank issued what every other did, which is all the aligner would have found;
+ * within it the aligner finds exactly where. A block whose digests collide (equal,
+ * though its calls are not) would be skipped only if both its digests collide at once:
+ * the chained one also differs from any earlier difference on, and the block's own
+ * digest in that block, so one collision alone moves nothing. */
 static void find_starts(struct cmp_run *run, struct ls_compare *c) {
-  struct passc pc = {run, NULL, 0};
+  (void)run;
   for (size_t i = 0; i < c->ncomms; i++) {
     struct ls_comm *cm = &c->comms[i];
     int r0 = -1, ordered = 1;
@@ -531,34 +576,27 @@ static void find_starts(struct cmp_run *run, struct ls_compare *c) {
       }
     if (r0 < 0 || !ordered)
       continue;
-    const struct ls_comm_rank *cr = &cm->ranks[r0];
-    pc.refs = ls_xrealloc(pc.refs, (pc.nrefs + 1) * sizeof *pc.refs);
-    struct refseq *ref = &pc.refs[pc.nrefs++];
-    ref->cm = cm;
-    ref->sum = cr->sum;
-    ref->t = cr->owner;
-    ref->n = cr->n;
-    ref->r = ls_xrealloc(NULL, (cr->n ? cr->n : 1) * sizeof *ref->r);
-    for (size_t k = 0; k < cr->n; k++)
-      ref->r[k] = ref_at(cr, k).r;
-    cr->sum->diff = cr->n;
+    const struct ls_rsum *ref = cm->ranks[r0].sum;
+    size_t b = 0;
+    for (;; b++) {
+      int differ = b >= ref->nblk;
+      for (int rk = r0 + 1; rk < cm->nslots && !differ; rk++) {
+        const struct ls_rsum *x = cm->ranks[rk].present ? cm->ranks[rk].sum : NULL;
+        if (!x)
+          continue;
+        differ = b >= x->nblk || x->sig[b].chain != ref->sig[b].chain || x->sig[b].local != ref->sig[b].local ||
+                 x->sig[b].n != ref->sig[b].n || ((x->sig[b].flags | ref->sig[b].flags) & LS_IDX_B_P2P);
+      }
+      if (differ)
+        break;
+    }
+    /* every rank ends where the reference does when all blocks agree (then past its end) */
+    uint64_t start = (uint64_t)b * g_block;
+    cm->start = start < cm->ranks[r0].n ? start : cm->ranks[r0].n;
+    for (int rk = r0; rk < cm->nslots; rk++)
+      if (cm->ranks[rk].present && cm->ranks[rk].n < cm->start)
+        cm->start = cm->ranks[rk].n;
   }
-  run->next = 0;
-  if (pc.nrefs)
-    ls_parallel(pass_diff, &pc);
-  for (size_t k = 0; k < pc.nrefs; k++) {
-    struct ls_comm *cm = (struct ls_comm *)pc.refs[k].cm;
-    uint64_t start = UINT64_MAX;
-    for (int rk = 0; rk < cm->nslots; rk++)
-      if (cm->ranks[rk].present && cm->ranks[rk].sum->diff < start)
-        start = cm->ranks[rk].sum->diff;
-    cm->start = start == UINT64_MAX ? 0 : start;
-    free(pc.refs[k].r);
-    const struct ls_trace *rt = pc.refs[k].t;
-    ls_trace_release(rt, 0, rt->nrecords);
-    window_drop(&cm->ranks[pc.refs[k].sum->rank]);
-  }
-  free(pc.refs);
 }
 
 /* ---- alignment ------------------------------------------------------------- */
@@ -571,17 +609,6 @@ static int same_op(const struct ls_apidb *db, struct ls_ref a, struct ls_ref b) 
   const char *na = ls_trace_api_name(a.t, a.r), *nb = ls_trace_api_name(b.t, b.r);
   const char *opa = ls_apidb_op(db, na), *opb = ls_apidb_op(db, nb);
   uint16_t ca = a.t->apis[a.r->api].op_class, cb = b.t->apis[b.r->api].op_class;
-  if ((opa == na || opb == nb) && ca && cb)
-    return ca == cb;
-  return !strcmp(opa, opb);
-}
-
-/* same_op with the rules' op looked up once per api (pass B), not per call. */
-static int same_op_t(const struct cmp_run *run, const struct ls_trace *ta, const struct ls_trace_record *a,
-                     const struct ls_trace *tb, const struct ls_trace_record *b) {
-  const char *na = ta->apis[a->api].name, *nb = tb->apis[b->api].name;
-  const char *opa = tinfo_of(run, ta)->op[a->api], *opb = tinfo_of(run, tb)->op[b->api];
-  uint16_t ca = ta->apis[a->api].op_class, cb = tb->apis[b->api].op_class;
   if ((opa == na || opb == nb) && ca && cb)
     return ca == cb;
   return !strcmp(opa, opb);
@@ -1228,10 +1255,12 @@ static void per_call(struct ls_compare *c, const struct cmp_run *run) {
   for (size_t ti = 0; ti < set->n; ti++) {
     const struct ls_trace *t = &set->traces[ti];
     struct ctx x = {.rc = rcc, .judge_ready = (t->hdr->flags & LS_TRACE_F_ASYNC_CHANGES) != 0};
-    for (uint64_t i = 0; i < t->nrecords; i++) {
+    if (run->ti[ti].pc_skip)
+      continue; /* no record it could report (pass B looked) */
+    for (uint64_t i = run->ti[ti].pc_from; i < t->nrecords; i++) {
       const struct ls_trace_record *r = &t->records[i];
       struct ls_ref ref = {t, r};
-      if (i % LS_TRACE_RELEASE_EVERY == 0 && i)
+      if (i % LS_TRACE_RELEASE_EVERY == 0 && i > run->ti[ti].pc_from)
         ls_trace_release(t, i - LS_TRACE_RELEASE_EVERY, i);
       if (r->state == LS_REC_FREE) /* its api index is unchecked: never look it up */
         continue;
@@ -1445,26 +1474,41 @@ static void run_free(struct cmp_run *run, struct ls_compare *c) {
     for (int rk = 0; rk < c->comms[i].nslots; rk++)
       c->comms[i].ranks[rk].sum = NULL;
   for (size_t i = 0; i < run->set->n; i++) {
-    for (size_t k = 0; k < run->ti[i].ns; k++)
+    for (size_t k = 0; k < run->ti[i].ns; k++) {
       free(run->ti[i].s[k].blk);
+      free(run->ti[i].s[k].sig);
+    }
     free(run->ti[i].s);
-    free(run->ti[i].keys);
-    free(run->ti[i].op);
   }
   free(run->ti);
 }
 
 /* Passes over the records (each over every trace in parallel, giving pages back
- * behind it): the reader's validation; B, each rank's calls per communicator
- * (build_comms); C, each rank against a reference rank, to find where aligning
- * must start (find_starts); the aligner from there, through windows; the
- * per-call facts, one trace at a time. */
+ * behind it), each only over what a trace's digest index does not stand for: the
+ * reader's validation; B, each rank's calls per communicator with their blocks'
+ * digests (build_comms); where aligning must start, from the digests alone
+ * (find_starts); the aligner from there, through windows; the per-call facts, one
+ * trace at a time, only where a record could give one. */
 int ls_compare_run(const struct ls_trace_set *set, const struct ls_apidb *db, struct ls_compare *out) {
   memset(out, 0, sizeof *out);
-  const char *blk = getenv("LOCKSTEP_COMPARE_BLOCK");
+  g_window_reads = 0;
+  /* The block is the indexes' (the first indexed trace's), so they can be taken as they
+   * are; LOCKSTEP_COMPARE_BLOCK sets another (tests: 2 makes the aligner refill its
+   * windows at every other call), and then each trace's digests are computed. */
+  const char *blk = getenv("LOCKSTEP_COMPARE_BLOCK"), *ui = getenv("LOCKSTEP_COMPARE_INDEX");
   long b = blk ? strtol(blk, NULL, 10) : 0;
-  g_block = b >= 2 ? (size_t)b : 256;
-  struct cmp_run run = {set, db, ls_xrealloc(NULL, (set->n ? set->n : 1) * sizeof *run.ti), 0};
+  g_block = LS_INDEX_BLOCK;
+  for (size_t i = 0; i < set->n; i++)
+    if (set->traces[i].has_index) {
+      g_block = set->traces[i].idx_block;
+      break;
+    }
+  if (b >= 2)
+    g_block = (size_t)b;
+  struct cmp_run run = {set, db, ls_xrealloc(NULL, (set->n ? set->n : 1) * sizeof *run.ti), 0, 1, 1};
+  run.use_index = !(ui && !strcmp(ui, "0"));
+  for (unsigned f = LS_FAMILY_NCCL; f <= LS_FAMILY_MPI; f++) /* lockstep's own events are remarkable anyway */
+    run.plain_rc0 &= ls_apidb_rc_ok(db, f, 0) && !ls_apidb_rc_is(db, f, "pending", 0);
   memset(run.ti, 0, (set->n ? set->n : 1) * sizeof *run.ti);
   if (build_comms(&run, out)) {
     run_free(&run, out);
@@ -1472,6 +1516,10 @@ int ls_compare_run(const struct ls_trace_set *set, const struct ls_apidb *db, st
     return -1;
   }
   find_starts(&run, out);
+  for (size_t ti = 0; ti < set->n; ti++)
+    if (set->traces[ti].idx_why[0])
+      note(out, "%s%s: not used (%s); the trace's records were read instead", set->traces[ti].path, LS_INDEX_SUFFIX,
+           set->traces[ti].idx_why);
   for (size_t ti = 0; ti < set->n; ti++) {
     const struct ls_trace *t = &set->traces[ti];
     uint64_t unwritten = t->unwritten;
@@ -1519,6 +1567,22 @@ int ls_compare_run(const struct ls_trace_set *set, const struct ls_apidb *db, st
       window_drop(&out->comms[i].ranks[rk]);
   }
   per_call(out, &run);
+  const char *stats = getenv("LOCKSTEP_COMPARE_STATS");
+  if (stats && *stats && strcmp(stats, "0")) {
+    /* what was read, for tests and benchmarks (never part of the verdict) */
+    size_t nidx = 0;
+    uint64_t all = 0, passb = 0, pc = 0;
+    for (size_t i = 0; i < set->n; i++) {
+      nidx += run.ti[i].indexed;
+      all += set->traces[i].nrecords;
+      passb += run.ti[i].read;
+      pc += run.ti[i].pc_skip ? 0 : set->traces[i].nrecords - run.ti[i].pc_from;
+    }
+    fprintf(stderr, "lockstep: compare stats: %zu of %zu traces by their index (block %zu); of %llu records, "
+                    "summaries read %llu, the aligner %llu, the per-call pass %llu\n", nidx, set->n, g_block,
+            (unsigned long long)all, (unsigned long long)passb, (unsigned long long)g_window_reads,
+            (unsigned long long)pc);
+  }
   run_free(&run, out);
   /* Stable order: tier, then time; insertion order breaks ties. */
   for (size_t i = 1; i < out->ndiv; i++) {

@@ -328,10 +328,17 @@ static int validate(struct ls_trace *t, char *err, size_t errlen) {
   }
   t->dropped = (h->nrecords > cap ? h->nrecords - cap : 0) + beyond;
   t->partial = (h->flags & LS_TRACE_F_PARTIAL) || t->dropped;
-  for (uint64_t i = 0; i < t->nrecords; i++) {
+  t->checked_from = t->nrecords;
+  return 0;
+}
+
+int ls_trace_check_records(struct ls_trace *t, uint64_t from, uint64_t to, char *err, size_t errlen) {
+  const struct ls_trace_header *h = t->hdr;
+  const uint64_t rsz = h->version == 1 ? LS_TRACE_RECORD_SIZE_V1 : LS_TRACE_RECORD_SIZE, roff = h->records_offset;
+  for (uint64_t i = from; i < to; i++) {
     const struct ls_trace_record *r = &t->records[i];
     unsigned long long off = (unsigned long long)(roff + i * rsz);
-    if (i % LS_TRACE_RELEASE_EVERY == 0 && i)
+    if (i % LS_TRACE_RELEASE_EVERY == 0 && i > from)
       ls_trace_release(t, i - LS_TRACE_RELEASE_EVERY, i);
     if (r->state > LS_REC_RETURNED)
       return fail(err, errlen, "offset %llu: record %llu: invalid state %u", off, (unsigned long long)i, r->state);
@@ -356,7 +363,85 @@ static int validate(struct ls_trace *t, char *err, size_t errlen) {
   return 0;
 }
 
-int ls_trace_load(const char *path, struct ls_trace *t, char *err, size_t errlen) {
+/* Reads the snapshot `which` of an index and the entries it counts; 0 when all of it is
+ * sound, else -1 with why. */
+static int read_snapshot(int fd, size_t fsize, const struct ls_index_header *h, unsigned which, struct ls_trace *t,
+                         char *why, size_t whylen) {
+  struct ls_index_snap sn;
+  uint64_t so = h->snap_offset[which];
+  if (so < LS_INDEX_HEADER_SIZE || so > fsize || fsize - so < sizeof sn || pread(fd, &sn, sizeof sn, (off_t)so) != (ssize_t)sizeof sn)
+    return fail(why, whylen, "snapshot %u lies outside the file", which);
+  if (sn.nstreams > h->max_streams || sn.covered > t->nrecords ||
+      (uint64_t)(fsize - so - sizeof sn) / sizeof(struct ls_index_stream) < sn.nstreams)
+    return fail(why, whylen, "snapshot %u covers %llu records of %llu, %u streams", which,
+                (unsigned long long)sn.covered, (unsigned long long)t->nrecords, sn.nstreams);
+  if (h->entries_offset > fsize || sn.nentries > (fsize - h->entries_offset) / sizeof(struct ls_index_block) ||
+      sn.nentries > h->entries_cap)
+    return fail(why, whylen, "snapshot %u counts %llu entries past the end of the file", which,
+                (unsigned long long)sn.nentries);
+  struct ls_index_stream *st = ls_xrealloc(NULL, (sn.nstreams ? sn.nstreams : 1) * sizeof *st);
+  struct ls_index_block *bl = ls_xrealloc(NULL, (sn.nentries ? sn.nentries : 1) * sizeof *bl);
+  size_t stn = sn.nstreams * sizeof *st, bln = (size_t)sn.nentries * sizeof *bl;
+  int bad = (stn && pread(fd, st, stn, (off_t)(so + sizeof sn)) != (ssize_t)stn) ||
+            (bln && pread(fd, bl, bln, (off_t)h->entries_offset) != (ssize_t)bln);
+  struct ls_index_snap v = sn;
+  v.check = 0;
+  if (!bad && (ls_idx_check(&v, sizeof v) ^ ls_idx_check(st, stn)) != sn.check)
+    bad = fail(why, whylen, "snapshot %u does not match its checksum", which) != 0;
+  for (uint32_t i = 0; !bad && i < sn.nstreams; i++)
+    if (st[i].n && (st[i].first > st[i].last || st[i].last >= sn.covered || st[i].open_first > st[i].last))
+      bad = fail(why, whylen, "stream %u's records lie outside the %llu covered", i, (unsigned long long)sn.covered) != 0;
+  for (uint64_t i = 0; !bad && i < sn.nentries; i++) {
+    struct ls_index_block e = bl[i];
+    e.check = 0;
+    if (ls_idx_check(&e, sizeof e) != bl[i].check || e.first > e.last || e.last >= sn.covered)
+      bad = fail(why, whylen, "entry %llu is damaged", (unsigned long long)i) != 0;
+  }
+  if (bad) {
+    if (!why[0])
+      snprintf(why, whylen, "snapshot %u cannot be read", which);
+    free(st);
+    free(bl);
+    return -1;
+  }
+  t->idx_snap = sn;
+  t->idx_streams = st;
+  t->idx_blocks = bl;
+  t->idx_block = h->block;
+  t->has_index = 1;
+  return 0;
+}
+
+/* PATH.idx, when there is one written for this very trace (same process and start). */
+static void load_index(struct ls_trace *t) {
+  char path[4200];
+  snprintf(path, sizeof path, "%s%s", t->path, LS_INDEX_SUFFIX);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return; /* no index (an older writer, or turned off): not worth a note */
+  struct stat st;
+  struct ls_index_header h;
+  char *why = t->idx_why;
+  size_t wl = sizeof t->idx_why;
+  if (fstat(fd, &st) != 0 || (size_t)st.st_size < sizeof h || pread(fd, &h, sizeof h, 0) != (ssize_t)sizeof h)
+    snprintf(why, wl, "too short for an index");
+  else if (memcmp(h.magic, LS_INDEX_MAGIC, 8) || h.version != LS_INDEX_VERSION || h.header_size != LS_INDEX_HEADER_SIZE ||
+           h.entry_size != sizeof(struct ls_index_block) || h.block < 2 || h.max_streams > LS_INDEX_MAX_STREAMS)
+    snprintf(why, wl, "not an index this lockstep reads (version %u)", h.version);
+  else if (h.pid != t->hdr->pid || h.t0_realtime_ns != t->hdr->t0_realtime_ns)
+    snprintf(why, wl, "written for another process (pid %d)", h.pid);
+  else if (h.current != 1 && h.current != 2)
+    why[0] = 0; /* created, nothing indexed yet (a process killed early): as without one */
+  else if (read_snapshot(fd, (size_t)st.st_size, &h, h.current - 1, t, why, wl) != 0) {
+    /* a torn write of the one in force: the other is older but whole */
+    char w2[200] = "";
+    if (read_snapshot(fd, (size_t)st.st_size, &h, 2 - h.current, t, w2, sizeof w2) == 0)
+      why[0] = 0;
+  }
+  close(fd);
+}
+
+static int load_one(const char *path, struct ls_trace *t, int indexed, char *err, size_t errlen) {
   memset(t, 0, sizeof *t);
   t->path = strdup(path);
   if (!t->path)
@@ -365,12 +450,25 @@ int ls_trace_load(const char *path, struct ls_trace *t, char *err, size_t errlen
     ls_trace_free(t);
     return -1;
   }
+  if (indexed && !t->converted)
+    load_index(t);
+  t->checked_from = t->has_index ? t->idx_snap.covered : 0;
+  if (ls_trace_check_records(t, t->checked_from, t->nrecords, err, errlen)) {
+    ls_trace_free(t);
+    return -1;
+  }
   ls_trace_release(t, 0, t->nrecords); /* validate gave back all but its last stretch */
   return 0;
 }
 
+int ls_trace_load(const char *path, struct ls_trace *t, char *err, size_t errlen) {
+  return load_one(path, t, 0, err, errlen);
+}
+
 void ls_trace_free(struct ls_trace *t) {
   free(t->path);
+  free(t->idx_streams);
+  free(t->idx_blocks);
   free(t->converted);
   if (t->data_mapped)
     munmap(t->data, t->data_mapped);
@@ -443,6 +541,7 @@ struct loader {
   struct ls_trace *out;
   char (*err)[512]; /* per file: the message when it did not load */
   char *ok;
+  int indexed;
   size_t next; /* atomic: the next file to take */
 };
 
@@ -452,11 +551,11 @@ static void *load_some(void *arg) {
     size_t i = __atomic_fetch_add(&ld->next, 1, __ATOMIC_RELAXED);
     if (i >= ld->n)
       return NULL;
-    ld->ok[i] = ls_trace_load(ld->names[i], &ld->out[i], ld->err[i], sizeof ld->err[i]) == 0;
+    ld->ok[i] = load_one(ld->names[i], &ld->out[i], ld->indexed, ld->err[i], sizeof ld->err[i]) == 0;
   }
 }
 
-int ls_trace_set_load(struct ls_trace_set *set, char *const *paths, size_t npaths) {
+static int set_load(struct ls_trace_set *set, char *const *paths, size_t npaths, int indexed) {
   char **names = NULL;
   size_t n = 0, cap = 0;
   int bad = 0;
@@ -469,7 +568,7 @@ int ls_trace_set_load(struct ls_trace_set *set, char *const *paths, size_t npath
     } else if (S_ISDIR(st.st_mode)) {
       if (list_dir(paths[i], &names, &n, &cap))
         bad = 1;
-    } else {
+    } else if (!has_suffix(paths[i], LS_TRACE_FILE_SUFFIX LS_INDEX_SUFFIX)) { /* an index goes with its trace */
       if (n == cap) {
         cap = cap ? cap * 2 : 16;
         names = ls_xrealloc(names, cap * sizeof *names);
@@ -483,7 +582,7 @@ int ls_trace_set_load(struct ls_trace_set *set, char *const *paths, size_t npath
   }
   set->traces = calloc(n ? n : 1, sizeof *set->traces);
   struct loader ld = {names, n, set->traces, ls_xrealloc(NULL, (n ? n : 1) * sizeof *ld.err),
-                      ls_xrealloc(NULL, n ? n : 1), 0};
+                      ls_xrealloc(NULL, n ? n : 1), indexed, 0};
   memset(ld.ok, 0, n ? n : 1);
   ls_parallel(load_some, &ld);
   /* messages in path order, whichever thread loaded what */
@@ -504,6 +603,14 @@ int ls_trace_set_load(struct ls_trace_set *set, char *const *paths, size_t npath
     return -1;
   }
   return 0;
+}
+
+int ls_trace_set_load(struct ls_trace_set *set, char *const *paths, size_t npaths) {
+  return set_load(set, paths, npaths, 0);
+}
+
+int ls_trace_set_load_indexed(struct ls_trace_set *set, char *const *paths, size_t npaths) {
+  return set_load(set, paths, npaths, 1);
 }
 
 void ls_trace_set_free(struct ls_trace_set *set) {

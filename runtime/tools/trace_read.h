@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "trace_format.h"
+#include "trace_index.h"
 
 /* One loaded trace. `data` owns the file's bytes; `hdr`, `apis`, `modules`
  * and `records` point into it. Free with ls_trace_free. */
@@ -32,11 +33,24 @@ struct ls_trace {
   uint64_t dropped;   /* hdr->nrecords - capacity when positive */
   uint64_t unwritten; /* claimed slots (below nrecords) still LS_REC_FREE: never written */
   uint64_t declared_size; /* records_offset + capacity * record size */
+  /* The digest index beside the file (PATH.idx, trace_index.h), loaded only by
+   * ls_trace_set_load_indexed and only when sound: then records [0, idx_snap.covered)
+   * were NOT validated (ls_trace_check_records does it for what a reader touches). */
+  int has_index;
+  uint32_t idx_block;
+  struct ls_index_snap idx_snap;
+  struct ls_index_stream *idx_streams; /* idx_snap.nstreams */
+  struct ls_index_block *idx_blocks;   /* idx_snap.nentries */
+  uint64_t checked_from;               /* records [checked_from, nrecords) were validated */
+  char idx_why[200];                   /* an index file there but not used: why ("" if none) */
 };
 
 /* Reads and validates PATH. Returns 0 and fills *t, or returns -1 with a
  * message "offset N: problem" (without the file name) in err. */
 int ls_trace_load(const char *path, struct ls_trace *t, char *err, size_t errlen);
+/* Validates records [from, to) as ls_trace_load does (to <= nrecords), counting the
+ * unwritten ones; returns 0, or -1 with "offset N: problem" in err. */
+int ls_trace_check_records(struct ls_trace *t, uint64_t from, uint64_t to, char *err, size_t errlen);
 void ls_trace_free(struct ls_trace *t);
 
 /* Gives back the memory of records [from, to) of a mapped trace: a pass over
@@ -63,6 +77,9 @@ struct ls_trace_set {
  * On any damaged or missing input prints "lockstep: FILE: ..." to stderr and
  * returns -1 (the caller exits 2); a directory with no traces is also an error. */
 int ls_trace_set_load(struct ls_trace_set *set, char *const *paths, size_t npaths);
+/* The same, also loading each trace's digest index where there is a sound one (and
+ * then validating only the records it does not cover). For compare. */
+int ls_trace_set_load_indexed(struct ls_trace_set *set, char *const *paths, size_t npaths);
 void ls_trace_set_free(struct ls_trace_set *set);
 
 /* Record helpers. */

@@ -3,7 +3,7 @@
 . "$(dirname "$0")/lib.sh"
 LD_PRELOAD="$LS_LIB" "$LS_PROG" exec "$LS_PROG" basic 2> "$T/err" || fail "program failed: $(cat "$T/err")"
 [ ! -s "$T/err" ] || fail "stderr: $(cat "$T/err")"
-[ "$(ls "$LOCKSTEP_TRACE_DIR" | wc -l)" -eq 2 ] || fail "expected two traces: $(ls "$LOCKSTEP_TRACE_DIR")"
+[ "$(ls "$LOCKSTEP_TRACE_DIR" | grep -c '\.lstrace$')" -eq 2 ] || fail "expected two traces: $(ls "$LOCKSTEP_TRACE_DIR")"
 ls "$LOCKSTEP_TRACE_DIR" | grep -q -- '-1\.lstrace$' || fail "second image's file not suffixed"
-for f in "$LOCKSTEP_TRACE_DIR"/*; do "$LS_DUMP" "$f" > /dev/null || fail "dump $f"; done
+for f in "$LOCKSTEP_TRACE_DIR"/*.lstrace; do "$LS_DUMP" "$f" > /dev/null || fail "dump $f"; done
 echo ok
