@@ -219,6 +219,7 @@ struct cmp_run {
   const struct ls_apidb *db;
   struct tinfo *ti;
   size_t next; /* atomic: the next trace a worker takes */
+  size_t done; /* atomic: traces done (progress) */
   int use_index;  /* LOCKSTEP_COMPARE_INDEX is not 0 */
   int plain_rc0;  /* the rules take return code 0 as success, not pending, in every family */
 };
@@ -401,6 +402,7 @@ static void *pass_sums(void *arg) {
     ti->nnb = ti->capnb = 0;
     free(hash);
     free(kind);
+    ls_progress("compare: summaries of traces", __atomic_add_fetch(&run->done, 1, __ATOMIC_RELAXED), run->set->n);
   }
   return NULL;
 }
@@ -1255,6 +1257,7 @@ static void per_call(struct ls_compare *c, const struct cmp_run *run) {
   for (size_t ti = 0; ti < set->n; ti++) {
     const struct ls_trace *t = &set->traces[ti];
     struct ctx x = {.rc = rcc, .judge_ready = (t->hdr->flags & LS_TRACE_F_ASYNC_CHANGES) != 0};
+    ls_progress("compare: per-call facts of traces", ti, set->n);
     if (run->ti[ti].pc_skip)
       continue; /* no record it could report (pass B looked) */
     for (uint64_t i = run->ti[ti].pc_from; i < t->nrecords; i++) {
@@ -1505,7 +1508,7 @@ int ls_compare_run(const struct ls_trace_set *set, const struct ls_apidb *db, st
     }
   if (b >= 2)
     g_block = (size_t)b;
-  struct cmp_run run = {set, db, ls_xrealloc(NULL, (set->n ? set->n : 1) * sizeof *run.ti), 0, 1, 1};
+  struct cmp_run run = {set, db, ls_xrealloc(NULL, (set->n ? set->n : 1) * sizeof *run.ti), 0, 0, 1, 1};
   run.use_index = !(ui && !strcmp(ui, "0"));
   for (unsigned f = LS_FAMILY_NCCL; f <= LS_FAMILY_MPI; f++) /* lockstep's own events are remarkable anyway */
     run.plain_rc0 &= ls_apidb_rc_ok(db, f, 0) && !ls_apidb_rc_is(db, f, "pending", 0);
@@ -1562,11 +1565,13 @@ int ls_compare_run(const struct ls_trace_set *set, const struct ls_apidb *db, st
               id, nmiss > 1 ? "s" : "", lst, cm->size, nmiss > 1 ? "them" : "it");
   }
   for (size_t i = 0; i < out->ncomms; i++) {
+    ls_progress("compare: aligning communicators", i, out->ncomms);
     align_comm(out, db, &out->comms[i]);
     for (int rk = 0; rk < out->comms[i].nslots; rk++)
       window_drop(&out->comms[i].ranks[rk]);
   }
   per_call(out, &run);
+  ls_progress_end();
   const char *stats = getenv("LOCKSTEP_COMPARE_STATS");
   if (stats && *stats && strcmp(stats, "0")) {
     /* what was read, for tests and benchmarks (never part of the verdict) */

@@ -19,6 +19,7 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -535,6 +536,42 @@ void ls_parallel(void *(*fn)(void *), void *arg) {
     pthread_join(th[i], NULL);
 }
 
+static int g_prog_on = -1;    /* decided once: stderr is a terminal */
+static uint64_t g_prog_start; /* atomic: CLOCK_MONOTONIC ns of the first call */
+static uint64_t g_prog_last;  /* atomic: ... of the last line */
+static int g_prog_shown;      /* atomic: a line is on the terminal */
+static pthread_once_t g_prog_once = PTHREAD_ONCE_INIT;
+
+static void prog_decide(void) {
+  const char *e = getenv("LOCKSTEP_PROGRESS");
+  g_prog_on = isatty(2) && !(e && !strcmp(e, "0"));
+}
+
+void ls_progress(const char *phase, size_t done, size_t total) {
+  pthread_once(&g_prog_once, prog_decide);
+  if (!g_prog_on)
+    return;
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  uint64_t now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec, zero = 0;
+  __atomic_compare_exchange_n(&g_prog_start, &zero, now, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+  uint64_t last = __atomic_load_n(&g_prog_last, __ATOMIC_RELAXED);
+  /* nothing in a run's first second; then a line every 200 ms, from one thread at a time */
+  if (now - __atomic_load_n(&g_prog_start, __ATOMIC_RELAXED) < 1000000000u || now - last < 200000000u ||
+      !__atomic_compare_exchange_n(&g_prog_last, &last, now, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+    return;
+  char line[160];
+  int n = snprintf(line, sizeof line, "\rlockstep: %s %zu/%zu\033[K", phase, done, total);
+  if (n > 0)
+    (void)!write(2, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+  __atomic_store_n(&g_prog_shown, 1, __ATOMIC_RELAXED);
+}
+
+void ls_progress_end(void) {
+  if (g_prog_on == 1 && __atomic_load_n(&g_prog_shown, __ATOMIC_RELAXED))
+    (void)!write(2, "\r\033[K", 4);
+}
+
 struct loader {
   char **names;
   size_t n;
@@ -552,6 +589,7 @@ static void *load_some(void *arg) {
     if (i >= ld->n)
       return NULL;
     ld->ok[i] = load_one(ld->names[i], &ld->out[i], ld->indexed, ld->err[i], sizeof ld->err[i]) == 0;
+    ls_progress("loading traces", i + 1, ld->n);
   }
 }
 

@@ -66,6 +66,13 @@ int ls_ncpus(void);
  * fn takes its work items from arg itself (an atomic counter). */
 void ls_parallel(void *(*fn)(void *), void *arg);
 
+/* Progress of a long run on a terminal: "lockstep: PHASE DONE/TOTAL" on stderr, at most
+ * five times a second and only when stderr is a terminal (never in a pipe, a file or a
+ * test's output; LOCKSTEP_PROGRESS=0 turns it off). Thread-safe. ls_progress_end clears
+ * the line before the verdict is printed. */
+void ls_progress(const char *phase, size_t done, size_t total);
+void ls_progress_end(void);
+
 /* A set of traces: every *.lstrace file of the given directories, or the
  * files named. Sorted by path so output is stable. */
 struct ls_trace_set {

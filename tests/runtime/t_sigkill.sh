@@ -16,4 +16,12 @@ grep '^rec .* api=ncclAllReduce ' "$T/dump" | kv seq | awk '$1 != NR-1 { exit 1 
 grep '^rec .* api=ncclAllReduce ' "$T/dump" | head -n $((n - 1)) | grep -v ' state=2 ' && fail "a returned call lost its state"
 grep '^rec .* api=ncclAllReduce ' "$T/dump" | awk '{ for (i=1;i<=NF;i++) { split($i,a,"="); v[a[1]]=a[2] } if (v["count"] != v["seq"]) exit 1 }' ||
   fail "a record's fields are torn"
+
+# the digest index beside it survives too, covers most of what was recorded, and compare reads
+# the records only for what it does not cover
+[ -s "$f.idx" ] || fail "no digest index beside the killed rank's trace"
+LOCKSTEP_COMPARE_STATS=1 "$LS_BIN" compare "$f" > /dev/null 2> "$T/stats"
+grep -q ': 1 of 1 traces by their index' "$T/stats" || fail "compare did not take the index: $(cat "$T/stats")"
+read_n=$(sed -n 's/.*summaries read \([0-9]*\),.*/\1/p' "$T/stats")
+[ -n "$read_n" ] && [ "$read_n" -lt $((n / 2)) ] || fail "the index covered too little of $n calls: $(cat "$T/stats")"
 echo ok
