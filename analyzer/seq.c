@@ -51,10 +51,34 @@ static void sb_int(struct ls_sbuf *b, long long v) {
   sb_add(b, t);
 }
 
-static void norm_rec(struct ls_sbuf *b, const ls_node *n) {
+/* a helper's parameter i stands for argument i of the call that reached it (seq.c's
+ * expanded comparison); `up`: the call's own substitution */
+struct ls_sub { const ls_func *f; const ls_node *call; const struct ls_sub *up; };
+
+/* whether n (a helper's body) writes e or takes its address: then e is not the argument */
+static int writes(ls_node *n, const ls_entity *e) {
+  if (!n)
+    return 0;
+  int level = 0;
+  if (((n->kind == CXCursor_BinaryOperator && n->op == CXBinaryOperator_Assign) ||
+       n->kind == CXCursor_CompoundAssignOperator) && n->nkids == 2 && ls_target_of(n->kids[0], &level) == e)
+    return 1;
+  if (n->kind == CXCursor_UnaryOperator && n->nkids == 1 &&
+      (n->op == CXUnaryOperator_AddrOf || n->op == CXUnaryOperator_PreInc || n->op == CXUnaryOperator_PostInc ||
+       n->op == CXUnaryOperator_PreDec || n->op == CXUnaryOperator_PostDec) &&
+      ls_target_of(n->kids[0], &level) == e)
+    return 1;
+  for (unsigned i = 0; i < n->nkids; i++)
+    if (writes(n->kids[i], e))
+      return 1;
+  return 0;
+}
+
+static void norm_rec(struct ls_sbuf *b, const ls_node *n, const struct ls_sub *sub) {
   if (!n)
     return;
-  if (ls_nx(n)->norm) {
+  /* a cached text was made without a substitution: only a folded constant holds for any */
+  if (ls_nx(n)->norm && (!sub || n->x->norm[0] == '#')) {
     sb_add(b, n->x->norm);
     return;
   }
@@ -64,6 +88,12 @@ static void norm_rec(struct ls_sbuf *b, const ls_node *n) {
     sb_int(b, n->ival);
     return;
   case CXCursor_DeclRefExpr:
+    for (const struct ls_sub *q = sub; q && !n->ilit && n->ent && n->ent->kind == LS_ENT_PARAM; q = NULL)
+      for (int i = 0; i < q->f->nparams; i++)
+        if (q->f->params[i] == n->ent && (unsigned)i < q->call->nkids && !writes(q->f->body, n->ent)) {
+          norm_rec(b, q->call->kids[i], q->up);
+          return;
+        }
     if (n->ilit) {
       sb_int(b, n->ival);
     } else {
@@ -72,16 +102,16 @@ static void norm_rec(struct ls_sbuf *b, const ls_node *n) {
     return;
   case CXCursor_MemberRefExpr:
     for (unsigned i = 0; i < n->nkids; i++)
-      norm_rec(b, n->kids[i]);
+      norm_rec(b, n->kids[i], sub);
     sb_add(b, ".");
     sb_add(b, n->text ? n->text : "?");
     return;
   case CXCursor_BinaryOperator:
     sb_add(b, "(");
     if (n->nkids == 2) {
-      norm_rec(b, n->kids[0]);
+      norm_rec(b, n->kids[0], sub);
       sb_add(b, binop_text(n->op));
-      norm_rec(b, n->kids[1]);
+      norm_rec(b, n->kids[1], sub);
     }
     sb_add(b, ")");
     return;
@@ -91,7 +121,7 @@ static void norm_rec(struct ls_sbuf *b, const ls_node *n) {
     for (unsigned i = 0; i < n->nkids; i++) {
       if (i)
         sb_add(b, ",");
-      norm_rec(b, n->kids[i]);
+      norm_rec(b, n->kids[i], sub);
     }
     sb_add(b, ")");
     return;
@@ -106,13 +136,13 @@ static void norm_rec(struct ls_sbuf *b, const ls_node *n) {
     if (n->text && n->nkids == 0)
       sb_add(b, n->text);
     for (unsigned i = 0; i < n->nkids; i++)
-      norm_rec(b, n->kids[i]);
+      norm_rec(b, n->kids[i], sub);
     return;
   }
   for (unsigned i = 0; i < n->nkids; i++) {
     if (i)
       sb_add(b, ",");
-    norm_rec(b, n->kids[i]);
+    norm_rec(b, n->kids[i], sub);
   }
   sb_add(b, n->kind == CXCursor_ArraySubscriptExpr ? "]" : ")");
 }
@@ -125,38 +155,58 @@ static const char *norm(ls_program *p, struct ls_sbuf *b, ls_node *n) {
   if (!ls_nx(n)->norm) {
     b->n = 0;
     sb_add(b, "");
-    norm_rec(b, n);
+    norm_rec(b, n, NULL);
     ls_node_ext(p->arena, n)->norm = ls_strndup(p->arena, b->s, b->n);
   }
   return n->x->norm;
 }
 
 /* ---- events ---- */
+/* the text of n under sub, in b (valid until b's next use) */
+static const char *norm_sub(ls_program *p, struct ls_sbuf *b, ls_node *n, const struct ls_sub *sub) {
+  if (!sub)
+    return norm(p, b, n);
+  b->n = 0;
+  sb_add(b, "");
+  norm_rec(b, n, sub);
+  return b->s;
+}
+
+/* a collective's token (op and fingerprint argument texts); *comm: its communicator's text hash */
+static uint64_t coll_token(ls_check_ctx *c, ls_node *n, const struct ls_sub *sub, uint64_t *comm) {
+  const ls_rule_fn *r = n->ent->rule;
+  uint64_t h = ls_hash_str(0, r->op);
+  if (comm)
+    *comm = 0;
+  int inplace = r->in_place_buf >= 0 && r->in_place_value && (unsigned)r->in_place_buf < n->nkids &&
+                n->kids[r->in_place_buf] && ls_nx(n->kids[r->in_place_buf])->spell &&
+                !strcmp(ls_nx(n->kids[r->in_place_buf])->spell, r->in_place_value);
+  for (int i = 0; i < r->nargs && (unsigned)i < n->nkids; i++) {
+    enum ls_role ro = r->roles[i];
+    if (inplace) { /* the library ignores count/dtype here and reads these instead */
+      if (ro == LS_ROLE_COUNT || ro == LS_ROLE_DTYPE)
+        continue;
+      if (i == r->in_place_count)
+        ro = LS_ROLE_COUNT;
+      else if (i == r->in_place_dtype)
+        ro = LS_ROLE_DTYPE;
+    }
+    if (ro == LS_ROLE_COUNT || ro == LS_ROLE_DTYPE || ro == LS_ROLE_ROOT || ro == LS_ROLE_REDOP || ro == LS_ROLE_COMM ||
+        ro == LS_ROLE_COUNTS) {
+      char tag[4] = {'|', (char)('a' + ro), '=', 0};
+      const char *t = norm_sub(c->p, &c->nbuf, n->kids[i], sub);
+      h = ls_hash_str(h, tag);
+      h = ls_hash_str(h, t);
+      if (ro == LS_ROLE_COMM && comm)
+        *comm = ls_hash_str(1, t);
+    }
+  }
+  return h | 1;
+}
+
 int ls_event_token(ls_check_ctx *c, ls_node *n, uint64_t *tok) {
   if (ls_is_coll(n)) {
-    const ls_rule_fn *r = n->ent->rule;
-    uint64_t h = ls_hash_str(0, r->op);
-    int inplace = r->in_place_buf >= 0 && r->in_place_value && (unsigned)r->in_place_buf < n->nkids &&
-                  n->kids[r->in_place_buf] && ls_nx(n->kids[r->in_place_buf])->spell &&
-                  !strcmp(ls_nx(n->kids[r->in_place_buf])->spell, r->in_place_value);
-    for (int i = 0; i < r->nargs && (unsigned)i < n->nkids; i++) {
-      enum ls_role ro = r->roles[i];
-      if (inplace) { /* the library ignores count/dtype here and reads these instead */
-        if (ro == LS_ROLE_COUNT || ro == LS_ROLE_DTYPE)
-          continue;
-        if (i == r->in_place_count)
-          ro = LS_ROLE_COUNT;
-        else if (i == r->in_place_dtype)
-          ro = LS_ROLE_DTYPE;
-      }
-      if (ro == LS_ROLE_COUNT || ro == LS_ROLE_DTYPE || ro == LS_ROLE_ROOT || ro == LS_ROLE_REDOP || ro == LS_ROLE_COMM ||
-          ro == LS_ROLE_COUNTS) {
-        char tag[4] = {'|', (char)('a' + ro), '=', 0};
-        h = ls_hash_str(h, tag);
-        h = ls_hash_str(h, norm(c->p, &c->nbuf, n->kids[i]));
-      }
-    }
-    *tok = h | 1;
+    *tok = coll_token(c, n, NULL, NULL);
     return 1;
   }
   if (ls_is_helper_call(n)) {
@@ -164,6 +214,138 @@ int ls_event_token(ls_check_ctx *c, ls_node *n, uint64_t *tok) {
     return 1;
   }
   return 0;
+}
+
+/* ---- alternatives compared by what they issue ----
+ * The hashes compare a helper call by the helper (not by what it issues with these
+ * arguments) and every collective in one sequence. When they differ, the sides are compared
+ * again, expanded: each side's collectives in order, a helper's inlined with its parameters
+ * read as the call's arguments, and per communicator (a side's calls on one communicator
+ * against the other side's on it). Only sides that issue the same on every one of their own
+ * paths are expanded: a nested branch whose alternatives expand alike, no loop that issues
+ * collectives, no exit; bounded in calls, depth and blocks. */
+#define XMAX 32
+struct xlist { uint64_t tok[XMAX], comm[XMAX]; int n; };
+
+static int expand(ls_check_ctx *c, ls_block *k, ls_block *stop, const struct ls_sub *sub, struct xlist *out, int depth);
+
+static int x_items(ls_check_ctx *c, ls_block *k, const struct ls_sub *sub, struct xlist *out, int depth) {
+  for (int i = 0; i < k->nitems; i++) {
+    ls_node *n = k->items[i];
+    if (ls_is_coll(n)) {
+      if (out->n >= XMAX)
+        return 0;
+      out->tok[out->n] = coll_token(c, n, sub, &out->comm[out->n]);
+      out->n++;
+    } else if (ls_is_helper_call(n)) {
+      ls_func *g = n->ent->def, *save = c->f;
+      if (depth >= 4 || g == save) /* recursion ends at the depth bound */
+        return 0;
+      struct ls_sub s2 = {g, n, sub};
+      c->f = g;
+      int ok = expand(c, g->entry, NULL, &s2, out, depth + 1);
+      c->f = save;
+      if (!ok)
+        return 0;
+    }
+  }
+  return 1;
+}
+
+static int expand(ls_check_ctx *c, ls_block *k, ls_block *stop, const struct ls_sub *sub, struct xlist *out, int depth) {
+  ls_func *f = c->f;
+  while (k && k != stop) {
+    if (c->budget-- <= 0)
+      return 0;
+    if (k == f->exit || k == f->vexit)
+      return !stop || stop == f->exit || stop == f->vexit; /* a helper ends; a side must reach its join */
+    if (k == f->abort_blk || k == f->killall || !x_items(c, k, sub, out, depth))
+      return 0;
+    if (k->nsucc == 0)
+      return 0;
+    if (k->nsucc == 1) {
+      k = k->succ[0];
+      continue;
+    }
+    ls_block *J = k->ipdom;
+    if (!J)
+      return 0;
+    if (k->is_loop || k->cyc_ev) { /* a loop: only one that issues nothing */
+      struct ls_seq sj = ls_seq_of(c, J);
+      for (int i = 0; i < k->nsucc; i++) {
+        struct ls_seq x = ls_seq_of(c, k->succ[i]);
+        if (x.len != sj.len || x.h != sj.h || x.ends != sj.ends)
+          return 0;
+      }
+      k = J;
+      continue;
+    }
+    /* a nested branch: its alternatives (error exits aside) must expand alike */
+    struct xlist first = {.n = 0};
+    int have = 0;
+    for (int i = 0; i < k->nsucc; i++) {
+      ls_block *s = k->succ[i];
+      if (s == f->abort_blk || s == f->killall || (s->hstate == 2 && s->ends))
+        continue;
+      struct xlist alt = {.n = 0};
+      if (!expand(c, s, J, sub, &alt, depth))
+        return 0;
+      if (have && (alt.n != first.n || memcmp(alt.tok, first.tok, (size_t)alt.n * sizeof alt.tok[0])))
+        return 0;
+      if (!have)
+        first = alt;
+      have = 1;
+    }
+    for (int i = 0; i < first.n; i++) {
+      if (out->n >= XMAX)
+        return 0;
+      out->tok[out->n] = first.tok[i];
+      out->comm[out->n++] = first.comm[i];
+    }
+    k = J;
+  }
+  return 1;
+}
+
+/* a's calls on communicator m, in order, equal b's */
+static int same_on(const struct xlist *a, const struct xlist *b, uint64_t m) {
+  int i = 0, j = 0;
+  for (;;) {
+    while (i < a->n && a->comm[i] != m)
+      i++;
+    while (j < b->n && b->comm[j] != m)
+      j++;
+    if (i >= a->n || j >= b->n)
+      return i >= a->n && j >= b->n;
+    if (a->tok[i++] != b->tok[j++])
+      return 0;
+  }
+}
+
+int ls_sides_agree(ls_check_ctx *c, ls_block *b, ls_block *P) {
+  struct xlist first = {.n = 0};
+  int have = 0;
+  c->budget = 2048;
+  for (int i = 0; i < b->nsucc; i++) {
+    ls_block *s = b->succ[i];
+    if (ls_seq_of(c, s).ends)
+      return 0; /* an exit: the hashes' report stands */
+    struct xlist alt = {.n = 0};
+    if (!expand(c, s, P, NULL, &alt, 0))
+      return 0;
+    if (have) {
+      for (int k = 0; k < alt.n; k++)
+        if (!same_on(&alt, &first, alt.comm[k]))
+          return 0;
+      for (int k = 0; k < first.n; k++)
+        if (!same_on(&alt, &first, first.comm[k]))
+          return 0;
+    } else {
+      first = alt;
+    }
+    have = 1;
+  }
+  return have;
 }
 
 /* ---- sequence hash per block, memoized along the post-dominator chain ---- */

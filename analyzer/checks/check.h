@@ -61,6 +61,11 @@ struct ls_seq ls_seq_cat(struct ls_seq a, struct ls_seq b);
 /* The region of alternative s of a branch whose join is P. */
 struct ls_seq ls_seq_region(struct ls_seq s, struct ls_seq P);
 
+/* 1 when every alternative of branch b issues, up to its join P, the same collectives on
+ * each communicator, with helpers expanded by what they issue for these arguments (see
+ * seq.c); 0 when they differ or cannot be told. */
+int ls_sides_agree(ls_check_ctx *c, ls_block *b, ls_block *P);
+
 /* ---- report walks: the first calls of one side of a branch ---- */
 #define LS_MAXEV 16
 /* why[i]: the innermost nested branch or loop that decides whether v[i] is issued at

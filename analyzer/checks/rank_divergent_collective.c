@@ -428,7 +428,7 @@ static void check_branch(ls_check_ctx *c, ls_block *b) {
       check_nested_exit(c, b, cyc);
     return;
   }
-  if (!aborts && (paired(c, b) || check_chain(c, b)))
+  if (!aborts && (paired(c, b) || check_chain(c, b) || (!b->is_loop && ls_sides_agree(c, b, P))))
     return;
   /* Two alternatives that differ: the first successor vs the first that differs from it. */
   struct ls_evlist la = {.n = 0}, lb = {.n = 0};
