@@ -1,7 +1,9 @@
 /* convert.c — copies every function body of a parsed translation unit that the user wrote
  * (not system headers) into ls_node trees, visiting each cursor once, and names the entities
  * they reference (keyed by USR, program.c, so TUs share them).
- * Non-goal: templates are analyzed as written (no instantiation), like the rest of lint. */
+ * Non-goal: templates are analyzed as written (no instantiation), like the rest of lint; a
+ * call left unresolved there (dependent arguments) calls the first of the overloads its
+ * name finds. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -193,6 +195,32 @@ static ls_entity *entity_of_usr(struct conv *c, CXCursor ref, enum ls_ent_kind k
 static int is_function_kind(enum CXCursorKind k) {
   return k == CXCursor_FunctionDecl || k == CXCursor_CXXMethod || k == CXCursor_Constructor ||
          k == CXCursor_Destructor || k == CXCursor_ConversionFunction || k == CXCursor_FunctionTemplate;
+}
+
+/* The callee of a call in a template whose arguments depend on a template parameter: clang
+ * leaves it unresolved (the call references nothing), its callee an overload set looked up by
+ * name. What is called is one of that set, whatever the arguments' types turn out to be, and
+ * the rules name functions, not overloads: the set's first declaration is the callee. */
+struct callee_walk { CXCursor call, found; int nkids; };
+static enum CXChildVisitResult callee_visit(CXCursor k, CXCursor parent, CXClientData d) {
+  struct callee_walk *w = d;
+  if (clang_equalCursors(parent, w->call) && w->nkids++)
+    return CXChildVisit_Break; /* past the callee, among the arguments */
+  if (clang_getCursorKind(k) == CXCursor_OverloadedDeclRef) {
+    w->found = k;
+    return CXChildVisit_Break;
+  }
+  return CXChildVisit_Recurse;
+}
+static CXCursor dependent_callee(CXCursor call) {
+  struct callee_walk w = {call, clang_getNullCursor(), 0};
+  clang_visitChildren(call, callee_visit, &w);
+  if (cur_null(w.found) || clang_getNumOverloadedDecls(w.found) == 0)
+    return clang_getNullCursor();
+  CXCursor d = clang_getOverloadedDecl(w.found, 0);
+  if (clang_getCursorKind(d) == CXCursor_UsingDeclaration)
+    return clang_getNullCursor();
+  return d;
 }
 
 static ls_entity *var_entity(struct conv *c, CXCursor ref) {
@@ -733,6 +761,8 @@ static ls_node *conv_inner(struct conv *c, unsigned ci) {
   case CXCursor_CallExpr: {
     ls_vec_push(&c->refs, n);
     CXCursor ref = clang_getCursorReferenced(cur);
+    if (cur_null(ref) && c->cplusplus)
+      ref = dependent_callee(cur);
     if (!cur_null(ref) && is_function_kind(ref.kind)) {
       n->ent = c->cplusplus && is_lambda_call_op(ref) ? lambda_entity(c, ref, "lambda") : entity_of(c, ref, LS_ENT_FUNC);
       n->text = n->ent->name;
