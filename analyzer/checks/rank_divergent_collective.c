@@ -76,10 +76,10 @@ static void seq_text(char *buf, size_t cap, const struct ls_evlist *l, const ls_
 /* A helper's exception passed on (a call that may throw): an error path inside the helper,
  * like its exit() would be, not an exit the branch chooses. */
 static int thrown_by_callee(const ls_block *k) { return k->thrown && k->thrown->kind == CXCursor_CallExpr; }
-static void check_nested_exit(ls_check_ctx *c, ls_block *b, int cyc) {
+static int check_nested_exit(ls_check_ctx *c, ls_block *b, int cyc) {
   ls_func *f = c->f;
   if (!f->abort_blk || (!f->abort_blk->npred && !cyc) || b->nsucc != 2)
-    return;
+    return 0;
   ls_block **stk = malloc(((size_t)f->nblocks + 1) * 2 * sizeof *stk);
   if (!stk)
     abort();
@@ -145,7 +145,7 @@ static void check_nested_exit(ls_check_ctx *c, ls_block *b, int cyc) {
   }
   free(stk);
   if (!hit)
-    return;
+    return 0;
   /* the survivors: from the branch that leads to the exit, the other way on */
   ls_block *from = NULL;
   for (int i = 0; i < f->nblocks && !from; i++) {
@@ -160,20 +160,20 @@ static void check_nested_exit(ls_check_ctx *c, ls_block *b, int cyc) {
         from = k->succ[j];
   }
   if (!from)
-    return;
+    return 0;
   struct ls_evlist la = {.n = 0};
   c->gen++;
   c->budget = 256;
   ls_walk(c, from, f->vexit, &la, 0);
   if (!la.n || !ls_is_coll(la.v[0]))
-    return;
+    return 0;
   ls_node *at = la.v[0], *cn = b->cond, *ex = hit->nitems ? hit->items[hit->nitems - 1] : cn;
   char msg[1024];
   snprintf(msg, sizeof msg, "collective '%s' is skipped by ranks that leave early at line %u: the exit condition depends on the rank",
            ls_callee(at), ex->line);
   ls_finding *fd = ls_check_add(c, ls_rule_id(LS_RULE_RANK_DIVERGENT_COLLECTIVE), at->file, at->line, at->col, msg);
   if (!fd)
-    return;
+    return 1;
   ls_vec_push(&fd->notes, ls_check_loc(c->p, cn->file, cn->line, cn->col, "this condition depends on the rank"));
   ls_check_origin_notes(c, fd, b->cond_taint);
   ls_vec_push(&fd->notes, ls_check_loc(c->p, ex->file, ex->line, ex->col,
@@ -190,6 +190,97 @@ static void check_nested_exit(ls_check_ctx *c, ls_block *b, int cyc) {
   }
   fd->seqkey = ls_strdup(c->p->arena, key);
   ls_errpath_tag(c, fd, ls_errpath_skip(c, b, at));
+  return 1;
+}
+
+/* ---- a finalize of the whole API on one side of a rank-dependent branch ----
+ * `if (rank == 3) MPI_Finalize(); MPI_Barrier(...)`: both sides reach the join alike, but the
+ * ranks that finalized can issue no collective of that API after it, so the others wait in
+ * the first one. A finalize that names no communicator (MPI_Finalize, not ncclCommFinalize)
+ * on one side only, and a collective of its API after the join, is the finding; a finalize
+ * on both sides (or after the join, on every path) is how programs end and stays silent. */
+static const ls_rule_fn *job_finalize(const ls_node *n) {
+  const ls_rule_fn *r = n->kind == CXCursor_CallExpr && n->ent ? n->ent->rule : NULL;
+  if (!r || strcmp(r->kind_name, "comm_finalize"))
+    return NULL;
+  for (int i = 0; i < r->nargs; i++)
+    if (r->roles[i] == LS_ROLE_COMM)
+      return NULL;
+  return r;
+}
+
+/* The first job-wide finalize between side s of b and b's join (bounded walk, not through b). */
+static ls_node *side_finalize(ls_check_ctx *c, ls_block *b, ls_block *s, ls_block **stk) {
+  ls_func *f = c->f;
+  unsigned g = ++c->gen;
+  int sp = 0, budget = NX_BUDGET;
+  if (s == b || s == b->ipdom)
+    return NULL;
+  s->mark = g;
+  stk[sp++] = s;
+  while (sp && budget-- > 0) {
+    ls_block *k = stk[--sp];
+    if (k == f->exit || k == f->vexit || k == f->abort_blk || k == f->killall)
+      continue;
+    for (int i = 0; i < k->nitems; i++)
+      if (job_finalize(k->items[i]))
+        return k->items[i];
+    for (int i = 0; i < k->nsucc; i++) {
+      ls_block *t = k->succ[i];
+      if (t != b && t != b->ipdom && t->mark != g) {
+        t->mark = g;
+        stk[sp++] = t;
+      }
+    }
+  }
+  return NULL;
+}
+
+static void check_finalize_side(ls_check_ctx *c, ls_block *b) {
+  ls_func *f = c->f;
+  ls_block *P = b->ipdom;
+  if (b->is_loop || b->nsucc != 2 || !P || P == f->vexit || P == f->exit ||
+      !ls_func_calls_kind(c->p, f, "comm_finalize"))
+    return;
+  ls_block **stk = malloc(((size_t)f->nblocks + 1) * sizeof *stk);
+  if (!stk)
+    abort();
+  ls_node *fin[2];
+  for (int i = 0; i < 2; i++)
+    fin[i] = side_finalize(c, b, b->succ[i], stk);
+  free(stk);
+  if (!fin[0] == !fin[1])
+    return;
+  ls_node *fz = fin[0] ? fin[0] : fin[1];
+  const char *api = fz->ent->rule->api;
+  struct ls_evlist la = {.n = 0};
+  c->gen++;
+  c->budget = 256;
+  ls_walk(c, P, f->vexit, &la, 0);
+  ls_node *at = NULL;
+  for (int j = 0; j < la.n && !at; j++)
+    if (ls_is_coll(la.v[j]) && api && la.v[j]->ent->rule->api && !strcmp(la.v[j]->ent->rule->api, api))
+      at = la.v[j];
+  if (!at)
+    return;
+  ls_node *cn = b->cond;
+  char msg[1024];
+  snprintf(msg, sizeof msg, "collective '%s' cannot be issued by the ranks that called '%s' at line %u on one side of the rank-dependent branch at line %u: the others wait for them here",
+           ls_callee(at), ls_callee(fz), fz->line, cn->line);
+  ls_finding *fd = ls_check_add(c, ls_rule_id(LS_RULE_RANK_DIVERGENT_COLLECTIVE), at->file, at->line, at->col, msg);
+  if (!fd)
+    return;
+  ls_vec_push(&fd->notes, ls_check_loc(c->p, cn->file, cn->line, cn->col, "this condition depends on the rank"));
+  ls_check_origin_notes(c, fd, b->cond_taint);
+  ls_vec_push(&fd->notes, ls_check_loc(c->p, fz->file, fz->line, fz->col,
+                                "only ranks on one side of that condition shut the library down here, and their path goes on"));
+  char key[1024];
+  size_t k = ls_key_cat(key, sizeof key, 0, "F", ls_callee(fz));
+  ls_vec_push(&fd->sites, ls_check_loc(c->p, fz->file, fz->line, fz->col, ls_callee(fz)));
+  ls_vec_push(&fd->sites, ls_check_loc(c->p, at->file, at->line, at->col, ls_callee(at)));
+  if (k < sizeof key)
+    ls_key_cat(key, sizeof key, k, ",", ls_callee(at));
+  fd->seqkey = ls_strdup(c->p->arena, key);
 }
 
 /* b lies on a cycle: reached again from one of its successors (bounded search) */
@@ -424,8 +515,9 @@ static void check_branch(ls_check_ctx *c, ls_block *b) {
     /* inside a loop an exit's sides hash alike: the loop condition's post-dominator is the
      * function's exit, which skips what follows the loop */
     int cyc = !b->is_loop && on_cycle(c, b); /* a loop condition: a rank-dependent trip count is its own finding */
-    if (cyc || !aborts)
-      check_nested_exit(c, b, cyc);
+    if ((cyc || !aborts) && check_nested_exit(c, b, cyc))
+      return;
+    check_finalize_side(c, b);
     return;
   }
   if (!aborts && (paired(c, b) || check_chain(c, b) || (!b->is_loop && ls_sides_agree(c, b, P))))
