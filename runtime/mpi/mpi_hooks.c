@@ -14,18 +14,16 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "mpi_hooks.h"
 #include "config.h"
 
 #define MPI_SONAME LOCKSTEP_MPI_SONAME
-#define LS_MPI_ABORT_CODE 86 /* the watchdog's exit code, for policy abort */
+#define LS_MPI_ABORT_CODE 86 /* MPI_Abort's code under policy abort: the watchdog's exit code */
 #define LS_TLS __thread __attribute__((tls_model("initial-exec")))
 
 __thread struct ls_mpi_scratch ls_mpi_tl __attribute__((tls_model("initial-exec")));
@@ -114,10 +112,15 @@ static int mpi_abort_comm(const void *handle) {
   return f ? f((MPI_Comm)(uintptr_t)handle, LS_MPI_ABORT_CODE) : -1;
 }
 
-__attribute__((constructor)) static void ls_mpi_hooks_init(void) {
+static void mpi_init(void) {
   ls_set_abort_hook(LS_FAMILY_MPI, mpi_abort_comm);
   ls_set_rank_query_hook(LS_FAMILY_MPI, mpi_rank_query);
 }
+
+static void mpi_after_fork(void);
+static const struct ls_subsystem g_mpi = {
+    .name = "mpi", .order = LS_ORDER_MPI, .init = mpi_init, .after_fork = mpi_after_fork};
+__attribute__((constructor)) static void mpi_register(void) { ls_subsystem_register(&g_mpi); }
 
 /* ---- communicator identity ---------------------------------------------------- */
 
@@ -128,6 +131,9 @@ __attribute__((constructor)) static void ls_mpi_hooks_init(void) {
 
 static pthread_mutex_t g_members_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct { uint64_t hash, count; } g_members[256]; /* ordinal per member set */
+
+/* A lock another thread held at fork time stays held in the child for good. */
+static void mpi_after_fork(void) { pthread_mutex_init(&g_members_lock, NULL); }
 
 static struct ls_comm *register_comm(MPI_Comm h, uint64_t id) {
   return ls_comm_register(LS_FAMILY_MPI, (const void *)h, id, comm_rank(h), comm_size(h));
@@ -263,101 +269,20 @@ static LS_TLS int tl_ntracked;
 
 /* ---- blocking calls without a sequence number ------------------------------------ */
 
-/* MPI_Finalize and the creation calls wait for other ranks like a collective, but
- * carry no sequence number, so the recorder's watchdog (which follows sequenced
- * calls) does not see them. A rank left in MPI_Finalize while the others are stopped
- * by the watchdog would keep the job alive: Open MPI 4.1's mpirun can even deadlock
- * when ranks _exit while another is inside MPI_Finalize. This small watcher applies
- * the same LOCKSTEP_TIMEOUT and LOCKSTEP_POLICY to those calls; its thread starts only
- * when such a call is first entered with a timeout in force. */
-#define WATCH_SLOTS 64
-static struct {
-  struct ls_trace_record *rec; /* atomic: NULL = free */
-  uint64_t t0;                 /* atomic: 0 while the slot is being filled or emptied */
-  const char *what;
-  int rank;
-} g_watch[WATCH_SLOTS];
-static pthread_once_t g_watch_once = PTHREAD_ONCE_INIT;
-static uint64_t g_watch_timeout_ns;
-static int g_watch_policy; /* 0 report, 1 abort, 2 exit (as the recorder reads them) */
+/* MPI_Finalize and the creation calls wait for other ranks like a collective without a
+ * sequence number: the recorder's watchdog watches them (ls_watch_begin), and under
+ * policy abort aborts MPI_COMM_WORLD. */
 static LS_TLS int tl_watch_slot = -1;
 
-static void *watch_main(void *arg) {
-  (void)arg;
-  struct timespec ts = {0, 50 * 1000000L};
-  for (;;) {
-    nanosleep(&ts, NULL);
-    uint64_t now = ls_now_ns();
-    for (int i = 0; i < WATCH_SLOTS; i++) {
-      struct ls_trace_record *r = __atomic_load_n(&g_watch[i].rec, __ATOMIC_ACQUIRE);
-      uint64_t t0 = __atomic_load_n(&g_watch[i].t0, __ATOMIC_ACQUIRE);
-      if (!r || !t0 || now - t0 <= g_watch_timeout_ns ||
-          (__atomic_load_n(&r->flags, __ATOMIC_ACQUIRE) & LS_REC_TIMED_OUT))
-        continue;
-      __atomic_fetch_or(&r->flags, (uint16_t)LS_REC_TIMED_OUT, __ATOMIC_RELEASE);
-      char msg[256];
-      int n = snprintf(msg, sizeof msg,
-                       "lockstep: rank %d: %s not returned after %.1f s: it waits for ranks "
-                       "that never reach it\n",
-                       g_watch[i].rank, g_watch[i].what, (double)(now - t0) / 1e9);
-      if (n > 0)
-        (void)!write(2, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
-      if (g_watch_policy == 2)
-        _exit(LS_MPI_ABORT_CODE);
-      if (g_watch_policy == 1)
-        mpi_abort_comm((const void *)world_comm());
-    }
-  }
-  return NULL;
-}
-
-static void watch_start(void) {
-  uint64_t timeout = ls_cfg.timeout_ns;
-  g_watch_policy = ls_cfg.policy == LS_POLICY_EXIT ? 2 : ls_cfg.policy == LS_POLICY_ABORT ? 1 : 0;
-  if (!timeout)
-    return;
-  pthread_attr_t attr;
-  pthread_attr_init(&attr);
-  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-  pthread_attr_setstacksize(&attr, 128 * 1024);
-  sigset_t all, old; /* signals belong to the application's threads */
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
-  pthread_t th;
-  if (pthread_create(&th, &attr, watch_main, NULL) == 0)
-    g_watch_timeout_ns = timeout;
-  pthread_sigmask(SIG_SETMASK, &old, NULL);
-  pthread_attr_destroy(&attr);
-}
-
-/* Watches `c`'s record until watch_end() on this thread. */
 static void watch_begin(struct ls_call *c, const char *what) {
   tl_watch_slot = -1;
-  if (!c->rec)
+  if (!c->rec || !ls_cfg.timeout_ns)
     return;
-  pthread_once(&g_watch_once, watch_start);
-  if (!g_watch_timeout_ns)
-    return;
-  int rank = comm_rank(world_comm());
-  for (int i = 0; i < WATCH_SLOTS; i++) {
-    struct ls_trace_record *expect = NULL;
-    if (__atomic_compare_exchange_n(&g_watch[i].rec, &expect, c->rec, 0, __ATOMIC_ACQ_REL,
-                                    __ATOMIC_ACQUIRE)) {
-      g_watch[i].what = what;
-      g_watch[i].rank = rank;
-      __atomic_store_n(&g_watch[i].t0, c->t_enter, __ATOMIC_RELEASE);
-      tl_watch_slot = i;
-      return;
-    }
-  }
+  tl_watch_slot = ls_watch_begin(c, what, comm_rank(world_comm()), (const void *)world_comm());
 }
 
 static void watch_end(void) {
-  int i = tl_watch_slot;
-  if (i < 0)
-    return;
-  __atomic_store_n(&g_watch[i].t0, 0, __ATOMIC_RELEASE);
-  __atomic_store_n(&g_watch[i].rec, NULL, __ATOMIC_RELEASE);
+  ls_watch_end(tl_watch_slot);
   tl_watch_slot = -1;
 }
 

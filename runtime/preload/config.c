@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "trace_index.h"
 
 struct ls_config ls_cfg;
 
@@ -142,6 +143,16 @@ void ls_config_read(void) {
   ls_cfg.device_stats = st && *st == '1';
   const char *m = getenv("LOCKSTEP_MPI");
   ls_cfg.mpi_off = m && !strcmp(m, "0");
+  const char *on = getenv("LOCKSTEP_INDEX");
+  ls_cfg.index_off = on && !strcmp(on, "0");
+  const char *kv = getenv("LOCKSTEP_INDEX_BLOCK");
+  long k = kv && *kv ? strtol(kv, NULL, 10) : LS_INDEX_BLOCK;
+  ls_cfg.index_block = k >= 2 && k <= (1 << 20) ? (uint32_t)k : LS_INDEX_BLOCK;
+  const char *col = getenv("LOCKSTEP_TEST_INDEX_COLLIDE");
+  if (col && (!strncmp(col, "local:", 6) || !strncmp(col, "chain:", 6))) {
+    ls_cfg.test_index_collide = col[0] == 'l' ? 1 : 2;
+    ls_cfg.test_index_collide_seq = strtoull(col + 6, NULL, 10);
+  }
   read_online();
   read_launcher();
 }

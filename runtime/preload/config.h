@@ -31,6 +31,11 @@ struct ls_config {
   int device_off;        /* LOCKSTEP_DEVICE=0: no device completion tracking */
   int device_stats;      /* LOCKSTEP_DEVICE_STATS starts with '1' */
   int mpi_off;           /* LOCKSTEP_MPI=0 */
+  int index_off;         /* LOCKSTEP_INDEX=0 */
+  uint32_t index_block;  /* LOCKSTEP_INDEX_BLOCK, 2 .. 2^20, else LS_INDEX_BLOCK */
+  /* LOCKSTEP_TEST_INDEX_COLLIDE=local:SEQ|chain:SEQ (tests): 1 local, 2 chain, 0 none */
+  int test_index_collide;
+  uint64_t test_index_collide_seq;
   /* the side channel */
   int online_off;             /* LOCKSTEP_ONLINE=0 */
   const char *online_dir;     /* LOCKSTEP_ONLINE_DIR, NULL when unset or empty */

@@ -472,3 +472,13 @@ void ls_dev_reset_after_fork(void) {
   memset(g_streams, 0, sizeof g_streams);
   g_dev = 0;
 }
+
+static void dev_init(void) { (void)ls_dev_init(); }
+static void dev_tick(struct ls_tick *t) {
+  (void)t;
+  ls_dev_poll();
+}
+static const struct ls_subsystem g_device = {
+    .name = "device", .order = LS_ORDER_DEVICE, .init = dev_init, .tick = dev_tick,
+    .at_exit = ls_dev_shutdown, .after_fork = ls_dev_reset_after_fork};
+__attribute__((constructor)) static void dev_register(void) { ls_subsystem_register(&g_device); }

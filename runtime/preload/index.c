@@ -3,7 +3,9 @@
  * and complete where completion is watched) into the indexer, appends the full blocks
  * and publishes a snapshot. Never on the call path; the file is reserved whole when it
  * is created, so a full disk cannot SIGBUS a write into it (then there is no index, and
- * compare computes the digests itself). LOCKSTEP_INDEX=0 turns it off. */
+ * compare computes the digests itself). LOCKSTEP_INDEX=0 turns it off. A subsystem: it
+ * ticks after the online check (either order indexes the same records, those below the
+ * tick's low-water mark) and ends after it at exit, so its events are indexed too. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -39,12 +41,9 @@ static void emit(void *arg, const struct ls_index_block *b) {
 }
 
 static int open_index(void) {
-  const char *on = getenv("LOCKSTEP_INDEX");
-  if (on && !strcmp(on, "0"))
+  if (ls_cfg.index_off)
     return -1;
-  const char *kv = getenv("LOCKSTEP_INDEX_BLOCK");
-  long k = kv && *kv ? strtol(kv, NULL, 10) : LS_INDEX_BLOCK;
-  uint32_t block = k >= 2 && k <= (1 << 20) ? (uint32_t)k : LS_INDEX_BLOCK;
+  uint32_t block = ls_cfg.index_block;
   char path[sizeof ls_g.path + 8];
   snprintf(path, sizeof path, "%s%s", ls_g.path, LS_INDEX_SUFFIX);
   uint64_t snap_bytes = sizeof(struct ls_index_snap) + LS_INDEX_MAX_STREAMS * sizeof(struct ls_index_stream);
@@ -91,11 +90,8 @@ static int open_index(void) {
   g_size = size;
   g_nentries = 0;
   ls_idx_init(&g_ix, block, g_slots, LS_INDEX_MAX_STREAMS, g_hash, g_kind, 0, emit, NULL);
-  const char *col = getenv("LOCKSTEP_TEST_INDEX_COLLIDE"); /* local:SEQ or chain:SEQ */
-  if (col && (!strncmp(col, "local:", 6) || !strncmp(col, "chain:", 6))) {
-    g_ix.collide = col[0] == 'l' ? 1 : 2;
-    g_ix.collide_seq = strtoull(col + 6, NULL, 10);
-  }
+  g_ix.collide = ls_cfg.test_index_collide;
+  g_ix.collide_seq = ls_cfg.test_index_collide_seq;
   return 0;
 }
 
@@ -164,3 +160,9 @@ void ls_index_reset_after_fork(void) {
   g_h = NULL;
   g_state = IX_NONE;
 }
+
+static void index_tick(struct ls_tick *t) { ls_index_tick(ls_tick_lowwater(t)); }
+static const struct ls_subsystem g_index = {
+    .name = "index", .order = LS_ORDER_INDEX, .tick = index_tick,
+    .at_exit = ls_index_shutdown, .after_fork = ls_index_reset_after_fork};
+__attribute__((constructor)) static void index_register(void) { ls_subsystem_register(&g_index); }

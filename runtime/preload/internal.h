@@ -81,26 +81,41 @@ LS_HIDDEN int ls_dev_available(void);
  * and covers no other stream in between. */
 LS_HIDDEN uint32_t ls_dev_cover(uint64_t stream, uint64_t lo, uint64_t hi, uint64_t now);
 LS_HIDDEN void ls_dev_arm(uint32_t tag);
-LS_HIDDEN void ls_dev_poll(void); /* watchdog: query armed events, mark members */
+LS_HIDDEN void ls_dev_poll(void); /* its tick: query armed events, mark members */
 LS_HIDDEN void ls_dev_shutdown(void); /* exit handler: final poll, then driver off */
 LS_HIDDEN void ls_dev_reset_after_fork(void);
 
-/* Side channel (online/), driven by the watchdog thread. */
-/* `idle`: no sequenced call of this process is pending (all returned and complete). */
-LS_HIDDEN void ls_online_tick(int idle);
-LS_HIDDEN void ls_online_shutdown(void); /* exit: unlink the shared files */
-LS_HIDDEN void ls_online_reset_after_fork(void);
+/* The core (core.c): the subsystem table, lockstep's thread, progress, the policy. */
+LS_HIDDEN void ls_core_init(void);       /* every subsystem's init, under the init lock */
+LS_HIDDEN void ls_core_start(void);      /* the thread, once the recorder is ready */
+LS_HIDDEN void ls_core_at_exit(void);    /* every subsystem's at_exit, in table order */
+LS_HIDDEN void ls_core_after_fork(void); /* in the child: the core's and every subsystem's */
 
-/* Watchdog (watchdog.c). */
-LS_HIDDEN void ls_watchdog_start(void);
-/* LOCKSTEP_POLICY applied to communicator `comm` (report: nothing; exit: no return). */
-LS_HIDDEN void ls_apply_policy(uint64_t comm, int hang); /* hang: the watchdog's, else a divergence */
+/* One tick of lockstep's thread. Progress is computed once per tick, when a subsystem
+ * first asks, so the ones that mark completions (device tracking) tick before it. */
+struct ls_tick {
+  int have_progress;
+  uint64_t limit;    /* ls_rec_limit() */
+  uint64_t lowwater; /* records below it are not pending */
+};
+LS_HIDDEN uint64_t ls_tick_lowwater(struct ls_tick *t);
+LS_HIDDEN uint64_t ls_tick_limit(struct ls_tick *t);
+/* No sequenced call of this process is pending (all returned and complete). */
+LS_HIDDEN int ls_tick_idle(struct ls_tick *t);
 /* 1 if the sequenced call is not returned or not complete on the device, 0 if done
  * (or unsequenced), -1 if claimed but not yet written. */
 LS_HIDDEN int ls_rec_pending(const struct ls_trace_record *r);
-LS_HIDDEN void ls_watchdog_reset_after_fork(void);
 
-/* Digest index beside the trace (index.c), driven by the watchdog thread. */
+/* What subsystems report, after they said so on stderr and in the trace; the core
+ * applies LOCKSTEP_POLICY: report nothing more, abort the communicator through its
+ * family's hook, exit (86), or end (87, once both a hang and a divergence were seen).
+ * May not return. */
+LS_HIDDEN void ls_core_hang(uint64_t comm);       /* the watchdog, on a sequenced call */
+LS_HIDDEN void ls_core_divergence(uint64_t comm); /* the online check: mismatch or skip */
+/* A hang of a call without a communicator id (ls_watch_begin): abort `handle`. */
+LS_HIDDEN void ls_core_hang_on(uint16_t family, const void *handle);
+
+/* Digest index beside the trace (index.c), subsystem "index". */
 LS_HIDDEN void ls_index_tick(uint64_t lowwater); /* records below lowwater are done */
 LS_HIDDEN void ls_index_shutdown(void);          /* exit: index every returned record */
 LS_HIDDEN void ls_index_reset_after_fork(void);

@@ -20,6 +20,7 @@ add_custom_command(
 add_library(lockstep_recorder_obj OBJECT
   ${CMAKE_CURRENT_LIST_DIR}/recorder.c
   ${CMAKE_CURRENT_LIST_DIR}/config.c
+  ${CMAKE_CURRENT_LIST_DIR}/core.c
   ${CMAKE_CURRENT_LIST_DIR}/callstack.c
   ${CMAKE_CURRENT_LIST_DIR}/device.c
   ${CMAKE_CURRENT_LIST_DIR}/watchdog.c

@@ -572,14 +572,12 @@ void ls_modules_refresh(void) {
 
 /* ---- init / fork / exit ------------------------------------------------------------ */
 
-/* A last look at the events, so work that finished just before exit (the program
- * synchronized its streams) is not reported as never completed. If the CUDA context
- * is already gone the queries fail and those calls simply stay unobserved. */
+/* The subsystems' last look (device tracking polls its events once more, so work that
+ * finished just before exit is not reported as never completed; the online check
+ * publishes its exit), then the trace is marked as ended cleanly. */
 static void at_exit_handler(void) {
   if (ls_g.hdr && __atomic_load_n(&g_init, __ATOMIC_ACQUIRE) == LS_INIT_READY) {
-    ls_dev_shutdown();
-    ls_online_shutdown();
-    ls_index_shutdown();
+    ls_core_at_exit();
     __atomic_fetch_or(&ls_g.hdr->flags, LS_TRACE_F_CLEAN_EXIT, __ATOMIC_RELEASE);
   }
 }
@@ -614,10 +612,7 @@ static void at_fork_child(void) {
   ls_g.hdr = NULL;
   ls_g.recs = NULL;
   ls_g.capacity = 0;
-  ls_dev_reset_after_fork();
-  ls_watchdog_reset_after_fork();
-  ls_index_reset_after_fork();
-  ls_online_reset_after_fork();
+  ls_core_after_fork();
   tl_tid = 0;
   __atomic_store_n(&g_init, LS_INIT_NONE, __ATOMIC_RELEASE);
 }
@@ -644,12 +639,12 @@ static int init_slow(void) {
       /* Everything other threads read without a lock is set before READY is
        * published (release); they wait on the lock meanwhile. */
       ls_modules_refresh();
-      ls_dev_init();
+      ls_core_init();
     }
     __atomic_store_n(&g_init, st, __ATOMIC_RELEASE);
     if (st == LS_INIT_READY) {
       pthread_mutex_unlock(&g_init_lock);
-      ls_watchdog_start();
+      ls_core_start();
       return 1;
     }
   }

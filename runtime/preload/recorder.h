@@ -1,5 +1,6 @@
 /* recorder.h — the internal API of liblockstep's recorder, shared by the generated
- * wrappers (NCCL now, PMPI later) and the family hooks (nccl_hooks.c, mpi hooks).
+ * wrappers (NCCL and PMPI), the family hooks (nccl_hooks.c, mpi_hooks.c) and the
+ * subsystems (core.c runs them).
  * Everything here has hidden visibility: only interposed entry points leave the .so.
  *
  * A wrapper does, in this order (never a lock across the real call):
@@ -146,6 +147,38 @@ LS_HIDDEN void ls_set_abort_hook(uint16_t family, ls_abort_fn fn);
 /* For a comm without a known rank/size: family query, called lazily off the fast path. */
 typedef void (*ls_rank_query_fn)(const void *handle, int *rank, int *size);
 LS_HIDDEN void ls_set_rank_query_hook(uint16_t family, ls_rank_query_fn fn);
+
+/* Subsystems: what runs besides the calls (device tracking, the watchdog, the online
+ * check, a family's hooks). Each registers one from a constructor; the core calls them
+ * in `order`: init at the recorder's initialization (under its lock, before the first
+ * record), tick on lockstep's thread every LOCKSTEP_POLL_MS, at_exit in the exit
+ * handler, after_fork in a forked child. Any hook may be NULL. The table is static: the
+ * struct is referenced, not copied. Wrappers never go through it. */
+struct ls_tick; /* one tick of lockstep's thread (internal.h) */
+struct ls_subsystem {
+  const char *name;
+  int order;
+  void (*init)(void);
+  void (*tick)(struct ls_tick *t);
+  void (*at_exit)(void);
+  void (*after_fork)(void);
+};
+enum {
+  LS_ORDER_DEVICE = 10, /* first: marks completions the others read */
+  LS_ORDER_MPI = 15,
+  LS_ORDER_ONLINE = 20,
+  LS_ORDER_INDEX = 25,  /* after online at exit: its events are indexed */
+  LS_ORDER_WATCHDOG = 30
+};
+LS_HIDDEN void ls_subsystem_register(const struct ls_subsystem *s);
+
+/* Asks the watchdog to watch a blocking call that has no sequence number (it waits for
+ * other ranks all the same: MPI_Finalize, communicator creation) until ls_watch_end:
+ * past LOCKSTEP_TIMEOUT it prints "lockstep: rank <rank>: <what> not returned after T
+ * s: ..." and applies the policy, aborting `abort_handle` under policy abort. Returns
+ * the slot for ls_watch_end, or -1 (no record, no timeout, no free slot). */
+LS_HIDDEN int ls_watch_begin(struct ls_call *c, const char *what, int rank, const void *abort_handle);
+LS_HIDDEN void ls_watch_end(int slot);
 
 /* LOCKSTEP_RECORD_QUERIES=1: record every query call, not only informative ones. */
 LS_HIDDEN int ls_record_queries(void);

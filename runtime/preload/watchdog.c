@@ -1,86 +1,16 @@
-/* watchdog.c — lockstep's one thread: it polls device completion events and keeps a
- * low-water mark on the oldest sequenced call (collective or send/recv) that has not
- * completed on the device (or not returned). Past LOCKSTEP_TIMEOUT it syncs the trace,
- * prints one line to stderr (once per hang: the oldest stuck call of a communicator)
- * and applies LOCKSTEP_POLICY:
- *   report (default)  keep running, the trace and the message are the result
- *   abort             ncclCommAbort on that communicator, through the real function
- *   exit              _exit(86) (LS_EXIT_CODE), distinct from any NCCL or MPI code
- *   end               report, until the side channel has also reported a divergence
- *                     (either first): then _exit(87) (LS_END_CODE); `lockstep run`'s default
- * The thread never takes a lock an application thread holds across a call. */
+/* watchdog.c — the watchdog subsystem, ticked by the core's thread: past LOCKSTEP_TIMEOUT
+ * it reports the oldest sequenced call (collective or send/recv) of a communicator that
+ * has not completed on the device (or not returned) — syncs the trace, records a
+ * lockstep_watchdog event, prints one line to stderr (once per hang) — and the blocking
+ * calls without a sequence number that a family asks it to watch (MPI_Finalize,
+ * communicator creation: ls_watch_begin); then hands the hang to the core's policy
+ * (core.c): report, abort, exit (86) or end (87). */
 #define _GNU_SOURCE
-#include <pthread.h>
-#include <signal.h>
-#include <sys/mman.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
-
-static int g_started;
-static int pending(const struct ls_trace_record *r);
-static uint64_t g_lowwater;
-static uint64_t g_faulted; /* records [0, g_faulted) have their pages mapped writable */
-
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23
-#endif
-#define LS_PREFAULT_AHEAD 32768u /* records (4 MiB) kept mapped ahead of the writers */
-
-/* Take the page faults of the next records here, not in the application's calls:
- * the first write to a page of a fresh sparse file costs microseconds. */
-static void prefault(void) {
-  uint64_t n = __atomic_load_n(&ls_g.hdr->nrecords, __ATOMIC_RELAXED);
-  uint64_t want = n + LS_PREFAULT_AHEAD;
-  if (want > ls_g.capacity)
-    want = ls_g.capacity;
-  if (g_faulted < n)
-    g_faulted = n; /* the writers got there first */
-  /* Disk blocks first (further ahead, in chunks), so the pages below cannot SIGBUS. */
-  if (ls_reserve_target(n) > __atomic_load_n(&ls_g.backed, __ATOMIC_ACQUIRE) ||
-      __atomic_load_n(&ls_g.reserve_failed, __ATOMIC_ACQUIRE))
-    ls_trace_reserve(ls_reserve_target(n));
-  uint64_t backed = __atomic_load_n(&ls_g.backed, __ATOMIC_ACQUIRE);
-  if (want > backed)
-    want = backed;
-  if (want <= g_faulted)
-    return;
-  uintptr_t lo = (uintptr_t)&ls_g.recs[g_faulted] & ~(uintptr_t)4095;
-  uintptr_t hi = (uintptr_t)&ls_g.recs[want];
-  if (madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE) != 0) {
-    /* Older kernels: an atomic no-op write per page is safe against a writer that
-     * claims the record meanwhile. */
-    for (uintptr_t p = lo; p < hi; p += 4096)
-      __atomic_fetch_or((uint32_t *)p, 0u, __ATOMIC_RELAXED);
-  }
-  g_faulted = want;
-}
-
-int ls_rec_pending(const struct ls_trace_record *r) {
-  return pending(r);
-}
-
-static int pending(const struct ls_trace_record *r) {
-  uint32_t st = __atomic_load_n(&r->state, __ATOMIC_ACQUIRE);
-  if (st == LS_REC_FREE)
-    return -1; /* claimed, not yet written: its writer is about to publish it */
-  if (r->seq == LS_NO_SEQ)
-    return 0;
-  if (st == LS_REC_ENTERED)
-    return 1; /* not returned yet */
-  if (r->rc != 0)
-    return 0;
-  uint16_t f = ls_rec_flags(r);
-  if (f & LS_REC_COMPLETED)
-    return 0;
-  if (f & LS_REC_NONBLOCKING)
-    return 1;
-  uint32_t tag = __atomic_load_n(&r->wtag, __ATOMIC_ACQUIRE);
-  return tag != LS_WTAG_NONE; /* pending: awaiting an outer group end or an event */
-}
 
 #define LS_SCAN_WINDOW 65536u /* records looked at per tick past the low-water mark */
 #define LS_MAX_BLOCKED 64u
@@ -97,7 +27,7 @@ static int blocked(uint64_t comm, uint64_t index) {
   for (unsigned k = 0; k < g_nblocked; k++) {
     if (g_blocked[k].comm != comm)
       continue;
-    if (g_blocked[k].index == index || pending(&ls_g.recs[g_blocked[k].index]) > 0)
+    if (g_blocked[k].index == index || ls_rec_pending(&ls_g.recs[g_blocked[k].index]) > 0)
       return 1;
     g_blocked[k] = g_blocked[--g_nblocked];
     return 0;
@@ -108,20 +38,6 @@ static int blocked(uint64_t comm, uint64_t index) {
 static void block(uint64_t comm, uint64_t index) {
   if (g_nblocked < LS_MAX_BLOCKED)
     g_blocked[g_nblocked++] = (struct blocked_call){comm, index};
-}
-
-/* A slot claimed but never written: normally its writer publishes it within
- * microseconds; one dropped for lack of disk space stays empty for good. After a
- * second it no longer holds the low-water mark back. */
-static uint64_t g_free_index = UINT64_MAX, g_free_since;
-static int skip_dropped(uint64_t index) {
-  uint64_t now = ls_now_ns();
-  if (g_free_index != index) {
-    g_free_index = index;
-    g_free_since = now;
-    return 0;
-  }
-  return now - g_free_since > 1000000000ull;
 }
 
 static const char *api_name(uint16_t api) {
@@ -180,114 +96,99 @@ static void fire(uint64_t index, struct ls_trace_record *r, uint64_t now) {
                    (unsigned long long)r->comm_id, (double)(now - r->t_enter_ns) / 1e9, lastbuf);
   if (n > 0)
     (void)!write(2, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
-  ls_apply_policy(r->comm_id, 1);
+  ls_core_hang(r->comm_id);
 }
 
-static int g_hung, g_diverged; /* policy end: what was seen so far (atomic) */
+/* ---- watched calls without a sequence number ------------------------------------------ */
 
-/* LOCKSTEP_POLICY on communicator `comm` (a hang here, a mismatch in online/check.c). */
-void ls_apply_policy(uint64_t comm, int hang) {
-  if (ls_cfg.policy == LS_POLICY_END) {
-    __atomic_store_n(hang ? &g_hung : &g_diverged, 1, __ATOMIC_SEQ_CST);
-    if (!__atomic_load_n(&g_hung, __ATOMIC_SEQ_CST) || !__atomic_load_n(&g_diverged, __ATOMIC_SEQ_CST))
-      return;
-    char msg[400];
+/* MPI_Finalize and the creation calls wait for other ranks like a collective, but carry
+ * no sequence number, so the scan below does not see them. A rank left in MPI_Finalize
+ * while the others are stopped by the watchdog would keep the job alive: Open MPI 4.1's
+ * mpirun can even deadlock when ranks _exit while another is inside MPI_Finalize. */
+#define WATCH_SLOTS 64
+static struct {
+  struct ls_trace_record *rec; /* atomic: NULL = free */
+  uint64_t t0;                 /* atomic: 0 while the slot is being filled or emptied */
+  const char *what;
+  int rank;
+  uint16_t family;
+  const void *abort_handle;
+} g_watch[WATCH_SLOTS];
+
+int ls_watch_begin(struct ls_call *c, const char *what, int rank, const void *abort_handle) {
+  if (!c->rec || !ls_cfg.timeout_ns)
+    return -1;
+  for (int i = 0; i < WATCH_SLOTS; i++) {
+    struct ls_trace_record *expect = NULL;
+    if (__atomic_compare_exchange_n(&g_watch[i].rec, &expect, c->rec, 0, __ATOMIC_ACQ_REL,
+                                    __ATOMIC_ACQUIRE)) {
+      g_watch[i].what = what;
+      g_watch[i].rank = rank;
+      g_watch[i].family = ls_api_family(c->api);
+      g_watch[i].abort_handle = abort_handle;
+      __atomic_store_n(&g_watch[i].t0, c->t_enter, __ATOMIC_RELEASE);
+      return i;
+    }
+  }
+  return -1;
+}
+
+void ls_watch_end(int slot) {
+  if (slot < 0 || slot >= WATCH_SLOTS)
+    return;
+  __atomic_store_n(&g_watch[slot].t0, 0, __ATOMIC_RELEASE);
+  __atomic_store_n(&g_watch[slot].rec, NULL, __ATOMIC_RELEASE);
+}
+
+static void watched_tick(uint64_t now) {
+  for (int i = 0; i < WATCH_SLOTS; i++) {
+    struct ls_trace_record *r = __atomic_load_n(&g_watch[i].rec, __ATOMIC_ACQUIRE);
+    uint64_t t0 = __atomic_load_n(&g_watch[i].t0, __ATOMIC_ACQUIRE);
+    if (!r || !t0 || now - t0 <= ls_cfg.timeout_ns || (ls_rec_flags(r) & LS_REC_TIMED_OUT))
+      continue;
+    ls_rec_set_flags(r, LS_REC_TIMED_OUT);
+    char msg[256];
     int n = snprintf(msg, sizeof msg,
-                     "lockstep: rank %d: ending this process with exit code %d: the side channel reported a "
-                     "divergence and a call has not completed after the watchdog's timeout (%.1f s); the ranks "
-                     "cannot meet again (policy end, the default of `lockstep run`; --policy report keeps the "
-                     "job running)\n",
-                     ls_g.hdr ? ls_g.hdr->launcher_rank : -1, LS_END_CODE, (double)ls_cfg.timeout_ns / 1e9);
+                     "lockstep: rank %d: %s not returned after %.1f s: it waits for ranks "
+                     "that never reach it\n",
+                     g_watch[i].rank, g_watch[i].what, (double)(now - t0) / 1e9);
     if (n > 0)
       (void)!write(2, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
-    ls_trace_sync();
-    _exit(LS_END_CODE);
-  }
-  if (ls_cfg.policy == LS_POLICY_EXIT) {
-    ls_trace_sync();
-    _exit(LS_EXIT_CODE);
-  }
-  if (ls_cfg.policy == LS_POLICY_ABORT) {
-    uint16_t fam = 0;
-    const void *h = ls_comm_handle_by_id(comm, &fam);
-    ls_abort_fn fn = ls_abort_hook_for(fam);
-    if (h && fn)
-      fn(h);
-    if (h)
-      ls_comm_mark_dead(ls_comm_lookup(h));
+    ls_core_hang_on(g_watch[i].family, g_watch[i].abort_handle);
   }
 }
 
-static void *watchdog_main(void *arg) {
-  (void)arg;
-  ls_guard_thread();
-  struct timespec ts = {(time_t)(ls_cfg.poll_ms / 1000), (long)(ls_cfg.poll_ms % 1000) * 1000000L};
-  for (;;) {
-    nanosleep(&ts, NULL);
-    if (!ls_g.hdr)
-      return NULL;
-    prefault();
-    ls_dev_poll();
-    uint64_t lim = ls_rec_limit();
-    uint64_t i = g_lowwater;
-    while (i < lim) {
-      int p = pending(&ls_g.recs[i]);
-      if (p == -1 && skip_dropped(i))
-        p = 0;
-      if (p != 0)
-        break;
-      i++;
-    }
-    g_lowwater = i;
-    ls_index_tick(i);
-    ls_online_tick(i == lim); /* nothing pending: this rank is idle */
-    if (!ls_cfg.timeout_ns)
-      continue;
-    /* The oldest pending call of each communicator (later ones on a communicator
-     * already reported wait behind that call: one line per hang, not one per call).
-     * A claimed-but-unwritten slot (-1) is looked at next tick. */
-    uint64_t now = ls_now_ns();
-    uint64_t end = lim - i > LS_SCAN_WINDOW ? i + LS_SCAN_WINDOW : lim;
-    for (; i < end; i++) {
-      struct ls_trace_record *r = &ls_g.recs[i];
-      if (pending(r) <= 0)
-        continue;
-      if (blocked(r->comm_id, i))
-        continue;
-      if (now - r->t_enter_ns <= ls_cfg.timeout_ns)
-        break; /* younger calls follow */
-      fire(i, r, now);
-      block(r->comm_id, i);
-    }
-  }
-  return NULL;
-}
+/* ---- the subsystem ----------------------------------------------------------------------- */
 
-void ls_watchdog_start(void) {
-  if (__atomic_exchange_n(&g_started, 1, __ATOMIC_ACQ_REL))
+static void watchdog_tick(struct ls_tick *t) {
+  if (!ls_cfg.timeout_ns)
     return;
-  g_lowwater = 0;
-  g_faulted = 0;
-  prefault(); /* before the thread exists: the first calls find their pages ready */
-  pthread_attr_t attr;
-  pthread_attr_init(&attr);
-  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-  pthread_attr_setstacksize(&attr, 256 * 1024);
-  /* Signals belong to the application's threads, not to ours. */
-  sigset_t all, old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
-  pthread_t t;
-  if (pthread_create(&t, &attr, watchdog_main, NULL) != 0)
-    __atomic_store_n(&g_started, 0, __ATOMIC_RELEASE);
-  pthread_sigmask(SIG_SETMASK, &old, NULL);
-  pthread_attr_destroy(&attr);
+  /* The oldest pending call of each communicator (later ones on a communicator
+   * already reported wait behind that call: one line per hang, not one per call).
+   * A claimed-but-unwritten slot (-1) is looked at next tick. */
+  uint64_t now = ls_now_ns();
+  uint64_t i = ls_tick_lowwater(t), lim = ls_tick_limit(t);
+  uint64_t end = lim - i > LS_SCAN_WINDOW ? i + LS_SCAN_WINDOW : lim;
+  for (; i < end; i++) {
+    struct ls_trace_record *r = &ls_g.recs[i];
+    if (ls_rec_pending(r) <= 0)
+      continue;
+    if (blocked(r->comm_id, i))
+      continue;
+    if (now - r->t_enter_ns <= ls_cfg.timeout_ns)
+      break; /* younger calls follow */
+    fire(i, r, now);
+    block(r->comm_id, i);
+  }
+  watched_tick(now);
 }
 
-void ls_watchdog_reset_after_fork(void) {
-  g_started = 0;
-  g_lowwater = 0;
-  g_faulted = 0;
+static void watchdog_after_fork(void) {
   g_nblocked = 0;
-  g_hung = g_diverged = 0; /* the child's own calls decide its fate */
+  memset(g_watch, 0, sizeof g_watch);
 }
+
+static const struct ls_subsystem g_watchdog = {
+    .name = "watchdog", .order = LS_ORDER_WATCHDOG, .tick = watchdog_tick,
+    .after_fork = watchdog_after_fork};
+__attribute__((constructor)) static void watchdog_register(void) { ls_subsystem_register(&g_watchdog); }

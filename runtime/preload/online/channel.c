@@ -227,7 +227,8 @@ static void publish_status(struct ls_online_comm *oc, uint32_t flags) {
 
 static void tick_locked(int idle);
 
-void ls_online_tick(int idle) {
+static void online_tick(struct ls_tick *t) {
+  int idle = ls_tick_idle(t);
   pthread_mutex_lock(&ls_on.lock);
   if (ls_on_enabled() && ls_g.hdr)
     tick_locked(idle);
@@ -288,7 +289,7 @@ static void tick_locked(int idle) {
   }
 }
 
-void ls_online_shutdown(void) {
+static void online_at_exit(void) {
   pthread_mutex_lock(&ls_on.lock);
   if (ls_on_enabled() && ls_g.hdr) {
     tick_locked(0); /* what was issued since the last tick, then exited */
@@ -354,7 +355,7 @@ void ls_online_shutdown(void) {
   pthread_mutex_unlock(&ls_on.lock);
 }
 
-void ls_online_reset_after_fork(void) {
+static void online_after_fork(void) {
   pthread_mutex_init(&ls_on.lock, NULL);
   ls_on.ncomms = 0; /* the parent's mappings stay mapped but unused */
   g_published = 0;
@@ -362,3 +363,7 @@ void ls_online_reset_after_fork(void) {
   ls_on_pause_after_fork();
 }
 
+static const struct ls_subsystem g_online = {
+    .name = "online", .order = LS_ORDER_ONLINE, .tick = online_tick,
+    .at_exit = online_at_exit, .after_fork = online_after_fork};
+__attribute__((constructor)) static void online_register(void) { ls_subsystem_register(&g_online); }

@@ -108,7 +108,7 @@ static void report(struct ls_online_comm *oc, const struct ls_fp *mine, int peer
   ls_on_say(msg, n, sizeof msg);
   event(oc, seq, peer, 0);
   ls_trace_sync();
-  ls_apply_policy(oc->id, 0);
+  ls_core_divergence(oc->id);
 }
 
 /* A peer that has not issued collective k while this rank's k is stuck on the device:
@@ -167,7 +167,7 @@ static void check_skip(struct ls_online_comm *oc, int p, unsigned slot, uint64_t
   ls_on_say(msg, n, sizeof msg);
   event(oc, mine.seq, p, 1);
   ls_trace_sync();
-  ls_apply_policy(oc->id, 0);
+  ls_core_divergence(oc->id);
 }
 
 /* The k-th fingerprints of this rank and peer p are not the same call: the two paused

@@ -1,7 +1,7 @@
 /* online/online.h — what the side channel's files share: the message formats (shared
  * file rows and log records), the per-communicator state, the channel's settings and
  * keys, and the functions one file of the channel calls in another. Private to
- * runtime/preload/online/; the recorder sees only ls_online_* in internal.h.
+ * runtime/preload/online/: the core knows the channel only as a subsystem (channel.c).
  *
  * Who does what (every function runs on the watchdog thread or in the exit handler,
  * under ls_on.lock, except lockstep_online_set_enabled, which takes the lock itself):
