@@ -252,6 +252,89 @@ static int x_items(ls_check_ctx *c, ls_block *k, const struct ls_sub *sub, struc
   return 1;
 }
 
+/* ---- counted loops: `for (i = A; i < B; i++)` with A, B constant (3*10 and 5*6 alike) ---- */
+static ls_node *bare(ls_node *n) {
+  while (n && (n->kind == CXCursor_ParenExpr || n->kind == CXCursor_UnexposedExpr || n->kind == CXCursor_CStyleCastExpr) &&
+         n->nkids >= 1)
+    n = n->kids[n->nkids - 1];
+  return n;
+}
+
+static int fold(ls_node *n, long long *v) {
+  n = bare(n);
+  if (!n)
+    return 0;
+  if (n->ilit) {
+    *v = n->ival;
+    return 1;
+  }
+  long long a, b;
+  if (n->kind == CXCursor_UnaryOperator && n->op == CXUnaryOperator_Minus && n->nkids == 1 && fold(n->kids[0], &a)) {
+    *v = -a;
+    return 1;
+  }
+  if (n->kind != CXCursor_BinaryOperator || n->nkids != 2 || !fold(n->kids[0], &a) || !fold(n->kids[1], &b) ||
+      a > 1000000 || a < -1000000 || b > 1000000 || b < -1000000)
+    return 0;
+  switch (n->op) {
+  case CXBinaryOperator_Add: *v = a + b; return 1;
+  case CXBinaryOperator_Sub: *v = a - b; return 1;
+  case CXBinaryOperator_Mul: *v = a * b; return 1;
+  case CXBinaryOperator_Div: if (!b) return 0; *v = a / b; return 1;
+  default: return 0;
+  }
+}
+
+static ls_node *for_of(ls_node *n, const ls_node *cond) {
+  if (!n)
+    return NULL;
+  if (n->kind == CXCursor_ForStmt && n->nkids == 4 && n->kids[1] && bare(n->kids[1]) == cond)
+    return n;
+  for (unsigned i = 0; i < n->nkids; i++) {
+    ls_node *r = for_of(n->kids[i], cond);
+    if (r)
+      return r;
+  }
+  return NULL;
+}
+
+/* the trip count of the for loop whose condition block is k, or -1 */
+static long long trips(const ls_func *f, const ls_block *k) {
+  ls_node *fs = k->cond ? for_of(f->body, k->cond) : NULL;
+  if (!fs)
+    return -1;
+  ls_node *init = bare(fs->kids[0]), *cond = bare(fs->kids[1]), *inc = bare(fs->kids[2]);
+  ls_entity *i = NULL;
+  long long a, b;
+  if (init && init->kind == CXCursor_DeclStmt && init->nkids == 1)
+    init = init->kids[0];
+  if (init && init->kind == CXCursor_VarDecl && init->nkids >= 1 && fold(init->kids[init->nkids - 1], &a))
+    i = init->ent;
+  else if (init && init->kind == CXCursor_BinaryOperator && init->op == CXBinaryOperator_Assign && init->nkids == 2 &&
+           bare(init->kids[0]) && bare(init->kids[0])->kind == CXCursor_DeclRefExpr && fold(init->kids[1], &a))
+    i = bare(init->kids[0])->ent;
+  if (!i || !cond || cond->kind != CXCursor_BinaryOperator || cond->nkids != 2 || !bare(cond->kids[0]) ||
+      bare(cond->kids[0])->ent != i || !fold(cond->kids[1], &b) || !inc || inc->kind != CXCursor_UnaryOperator ||
+      inc->nkids != 1 || !bare(inc->kids[0]) || bare(inc->kids[0])->ent != i || writes(fs->kids[3], i))
+    return -1;
+  int up = inc->op == CXUnaryOperator_PostInc || inc->op == CXUnaryOperator_PreInc;
+  int down = inc->op == CXUnaryOperator_PostDec || inc->op == CXUnaryOperator_PreDec;
+  long long t = -1;
+  if (up && cond->op == CXBinaryOperator_LT)
+    t = b - a;
+  else if (up && cond->op == CXBinaryOperator_LE)
+    t = b - a + 1;
+  else if (up && cond->op == CXBinaryOperator_NE && b >= a)
+    t = b - a;
+  else if (down && cond->op == CXBinaryOperator_GT)
+    t = a - b;
+  else if (down && cond->op == CXBinaryOperator_GE)
+    t = a - b + 1;
+  else
+    return -1;
+  return t < 0 ? 0 : t;
+}
+
 static int expand(ls_check_ctx *c, ls_block *k, ls_block *stop, const struct ls_sub *sub, struct xlist *out, int depth) {
   ls_func *f = c->f;
   while (k && k != stop) {
@@ -270,7 +353,20 @@ static int expand(ls_check_ctx *c, ls_block *k, ls_block *stop, const struct ls_
     ls_block *J = k->ipdom;
     if (!J)
       return 0;
-    if (k->is_loop || k->cyc_ev) { /* a loop: only one that issues nothing */
+    long long t = k->is_loop && k->nsucc == 2 ? trips(f, k) : -1;
+    if (t >= 0 && t <= XMAX) { /* a counted loop: its body that many times */
+      struct xlist body = {.n = 0};
+      if (!expand(c, k->succ[0], k, sub, &body, depth) || (body.n && t * body.n > XMAX - out->n))
+        return 0;
+      for (long long r = 0; r < t; r++)
+        for (int i = 0; i < body.n; i++) {
+          out->tok[out->n] = body.tok[i];
+          out->comm[out->n++] = body.comm[i];
+        }
+      k = k->succ[1];
+      continue;
+    }
+    if (k->is_loop) { /* another loop: only one that issues nothing */
       struct ls_seq sj = ls_seq_of(c, J);
       for (int i = 0; i < k->nsucc; i++) {
         struct ls_seq x = ls_seq_of(c, k->succ[i]);

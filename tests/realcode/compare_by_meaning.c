@@ -2,9 +2,10 @@
 // by the collectives it issues with the arguments it is given (the root's side calls
 // MPI_Bcast itself, the others through a wrapper), and each communicator's calls on their
 // own (the two sides interleave two communicators differently but issue the same sequence
-// on each). Quiet. Reported: a wrapper that passes another count, one that issues one more
-// collective, one that changes its parameter before the call, and a side whose calls on
-// one communicator come in another order.
+// on each), and two loops whose constant trip counts are equal (`3 * 10` and `5 * 6`
+// iterations). Quiet. Reported: loops of 30 and 31 iterations, a wrapper that passes
+// another count, one that issues one more collective, one that changes its parameter
+// before the call, and a side whose calls on one communicator come in another order.
 #include <mpi.h>
 
 static void bcast_int(int *v, int n, MPI_Comm comm) { MPI_Bcast(v, n, MPI_INT, 0, comm); }
@@ -40,10 +41,23 @@ int main(int argc, char **argv) {
     MPI_Bcast(v, 1, MPI_INT, 0, a);
   }
 
+  if (rank == 0) /* loops compared by their trip counts' values: 30 and 30 */
+    for (int i = 0; i < 3 * 10; i++)
+      MPI_Barrier(a);
+  else
+    for (int j = 1; j <= 5 * 6; ++j)
+      MPI_Barrier(a);
+
   if (rank == 0)
     MPI_Bcast(v, 4, MPI_INT, 0, a); // expected-warning{{rank-divergent-collective}}
   else
     bcast_count2(v, a); /* 2 ints against 4 */
+  if (rank == 0) /* 30 against 31 */
+    for (int i = 0; i < 3 * 10; i++)
+      MPI_Barrier(a); // expected-warning{{rank-divergent-collective}}
+  else
+    for (int j = 0; j <= 5 * 6; ++j)
+      MPI_Barrier(a);
   if (rank == 0)
     MPI_Bcast(v, 4, MPI_INT, 0, a); // expected-warning{{rank-divergent-collective}}
   else
