@@ -390,6 +390,17 @@ int ls_mask_depth(uint32_t m) {
   return 99;
 }
 
+/* a C++ method: its USR names a struct, class or class template before the function */
+static int is_method(const ls_entity *e) {
+  const char *fn = e->key ? strstr(e->key, "@F@") : NULL;
+  if (!fn)
+    return 0;
+  for (const char *s = e->key; (s = strstr(s, "@S")) && s < fn; s++)
+    if (s[2] == '@' || s[2] == 'T')
+      return 1;
+  return 0;
+}
+
 void ls_group_analyze(ls_check_ctx *c) {
   ls_func *f = c->f;
   if (c->errany) { /* the depths of the normal run first, kept by block id */
@@ -407,7 +418,7 @@ void ls_group_analyze(ls_check_ctx *c) {
   group_flow(f, NULL);
   c->below.n = c->starts.n = c->p2p.n = 0;
   c->first_start = NULL;
-  int nends = 0;
+  int nends = 0, nother = 0;
   for (int b = 0; b < f->nblocks; b++) {
     ls_block *k = f->blocks[b];
     uint32_t m = k->gin;
@@ -420,6 +431,8 @@ void ls_group_analyze(ls_check_ctx *c) {
         ls_vec_push(&c->below, n);
       if (d < 0)
         nends++;
+      else if (!d && n->ent && n->ent->rule)
+        nother++;
       if (d > 0 && n->ent->rule && !c->first_start)
         c->first_start = n;
       if (d > 0)
@@ -441,8 +454,12 @@ void ls_group_analyze(ls_check_ctx *c) {
   for (int i = 0; i < f->exit->npred; i++)
     all |= f->exit->pred[i]->gout;
   int net = ls_mask_depth(all);
-  /* a pure begin helper only opens, a pure end helper only closes (sparse's +1/-1) */
-  if (f->ent && f->ent->ncalls > 0 && ((net == 1 && !nends) || (net == -1 && !c->starts.n))) {
+  /* a pure begin helper only opens, a pure end helper only closes (sparse's +1/-1). A method
+   * that nothing here calls by name (an API class's virtual groupEnd(), as torchcomms' NcclApi)
+   * is one too when it issues nothing else; a function or lambda that nobody calls (main, a
+   * thread's body) opens or closes for itself, and that is the bug. */
+  int helper = f->ent && (f->ent->ncalls > 0 || (!nother && is_method(f->ent)));
+  if (helper && ((net == 1 && !nends) || (net == -1 && !c->starts.n))) {
     f->group_net = net; /* a begin/end helper: its callers account for it */
     f->group_helper = 1;
   }
