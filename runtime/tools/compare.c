@@ -526,7 +526,10 @@ static struct ls_ref ref_at(const struct ls_comm_rank *ccr, size_t i) {
   const struct ls_rsum *x = cr->sum;
   if (cr->len) /* what the last refill scanned */
     ls_trace_release(cr->owner, cr->wfrom, (uint64_t)(cr->v[cr->len - 1].r - cr->owner->records) + 1);
-  size_t back = g_block / 16, base = i > back ? i - back : 0; /* the aligner looks back a little */
+  /* The aligner looks back a little, but not into the block before i's: the scan starts
+   * at a block's first record, and a window reaching back one call would read that block
+   * whole (at a thousand ranks, the largest part of compare's memory). */
+  size_t back = g_block / 16, b0 = i / g_block * g_block, base = i > b0 + back ? i - back : b0;
   size_t len = cr->n - base < g_block ? cr->n - base : g_block;
   if (!cr->v) {
     cr->cap = g_block;

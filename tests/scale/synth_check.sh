@@ -9,7 +9,7 @@ W="$LS_WORK"
 rm -rf "$W"
 mkdir -p "$W"
 fail() { echo "FAIL (synth_check): $*" >&2; exit 1; }
-STEPS=1000 COMMS=3 N=4
+STEPS=1000 COMMS=3 N=4 K=64 # K: digest block, small enough for full blocks
 # "HEX K": the communicators in order of creation on the first trace's rank
 idmap() {
   "$LS_DUMP" "$(ls "$1"/*.lstrace | head -1)" |
@@ -26,11 +26,11 @@ for div in none 1:0:700:op 2:0:900:count 3:1:20:dtype 1:0:300:redop 2:2:20:root 
   arg=$div; [ "$div" = none ] && arg=
   r=0
   while [ $r -lt $N ]; do
-    RANK=$r WORLD_SIZE=$N LOCKSTEP_TRACE_DIR="$R" LOCKSTEP_ONLINE=0 LD_LIBRARY_PATH="$LS_FAKECUDA" \
+    RANK=$r WORLD_SIZE=$N LOCKSTEP_TRACE_DIR="$R" LOCKSTEP_ONLINE=0 LOCKSTEP_INDEX_BLOCK=$K LD_LIBRARY_PATH="$LS_FAKECUDA" \
       LD_PRELOAD="$LS_LIB" "$LS_PROG" $STEPS $COMMS $arg || fail "$div: rank $r failed"
     r=$((r + 1))
   done
-  if [ -n "$arg" ]; then "$LS_GEN" -o "$G" -n $N -m $STEPS -c $COMMS -d "$arg"; else "$LS_GEN" -o "$G" -n $N -m $STEPS -c $COMMS; fi ||
+  if [ -n "$arg" ]; then "$LS_GEN" -o "$G" -n $N -m $STEPS -c $COMMS -k $K -d "$arg"; else "$LS_GEN" -o "$G" -n $N -m $STEPS -c $COMMS -k $K; fi ||
     fail "$div: gen_traces failed"
   for fmt in text json; do
     "$LS_BIN" compare --format=$fmt "$R" > "$W/$name.rec.$fmt" 2>&1; rr=$?
@@ -43,6 +43,20 @@ for div in none 1:0:700:op 2:0:900:count 3:1:20:dtype 1:0:300:redop 2:2:20:root 
     diff "$W/$name.rec.$fmt.n" "$W/$name.gen.$fmt.n" > "$W/$name.$fmt.diff" ||
       fail "$div ($fmt): compare differs between the recorder's and the generator's traces:
 $(cat "$W/$name.$fmt.diff")"
+  done
+  # the digest index the generator writes is the recorder's: same blocks, records, digests
+  # (communicator identities mapped as above)
+  for t in 0 1 2 3; do
+    rf=$(for f in "$R"/*.lstrace; do "$LS_DUMP" "$f" | grep -q "^header .* rank=$t " && echo "$f"; done) gf="$G/synth.0000$t.lstrace"
+    "$LS_DUMP" --index "$rf.idx" > "$W/$name.ridx" || fail "$div: the recorder's index of rank $t"
+    "$LS_DUMP" --index "$gf.idx" > "$W/$name.gidx" || fail "$div: the generator's index of rank $t"
+    idmap "$R" | while read -r hex k; do echo "s/comm=$hex /comm=comm$k /"; done > "$W/ids.sed"
+    idmap "$G" | while read -r hex k; do echo "s/comm=$hex /comm=comm$k /"; done > "$W/gids.sed"
+    grep -q '^blk ' "$W/$name.ridx" || fail "$div: rank $t's index has no block"
+    sed -f "$W/ids.sed" "$W/$name.ridx" | grep '^blk' > "$W/$name.ridx.n"
+    sed -f "$W/gids.sed" "$W/$name.gidx" | grep '^blk' > "$W/$name.gidx.n"
+    diff "$W/$name.ridx.n" "$W/$name.gidx.n" > /dev/null ||
+      fail "$div: rank $t: the generator's index differs from the recorder's: $(diff "$W/$name.ridx.n" "$W/$name.gidx.n" | head -4)"
   done
   # the class and seq the generator was asked for are the ones compare names first
   if [ -n "$arg" ]; then
