@@ -450,8 +450,9 @@ const ls_origin *ls_expr_taint(ls_program *p, const uint64_t *st, ls_node *n) {
         return n->ent->ret_taint;
       for (int i = 0; i < g->nparams && i < 64; i++) { /* what this call passes */
         const ls_origin *o = g->ret_params >> i & 1 ? ls_expr_taint(p, st, n->kids[i]) : NULL;
-        if (o)
-          return o;
+        if (o) /* this call passes a rank value, so the fixpoint gives g a summary through
+                * this parameter: its origin retraces the way through g */
+          return n->ent->ret_taint;
       }
       return NULL;
     }
