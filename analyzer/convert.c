@@ -1135,6 +1135,9 @@ void ls_tu_convert(ls_program *p, CXTranslationUnit tu, const char *file, const 
   p->t_parse += t1 - t0;
   struct conv c = {.p = p, .tu = tu, .lib_prefix = o->cuda_path ? o->cuda_path : "/usr/local/cuda",
                    .serial = (unsigned)p->tus.n, .lc = {.arena = p->arena, .tu = tu, .fast = -1}};
+  for (int i = 0; i < nargs; i++)
+    if (!strncmp(args[i], "-working-directory=", 19) && args[i][19] == '/')
+      c.lc.wd = args[i] + 19;
   CXCursor root = clang_getTranslationUnitCursor(tu);
   c.cplusplus = o->cuda; /* CUDA is C++ */
   if (!c.cplusplus) {

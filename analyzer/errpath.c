@@ -306,9 +306,11 @@ ls_block *ls_errpath_skip(ls_check_ctx *c, ls_block *b, const ls_node *at) {
   ls_func *f = c->f;
   ls_block *ab = at ? block_of(f, at) : NULL, *why;
   /* b on an error path, b a failure test (its sides: failed or not), at only after one */
-  if ((why = ls_errpath_why(c, b)) || (why = (c->errp[b->id] & 2) ? b : NULL) || (why = ls_errpath_why(c, ab)))
-    return why;
-  if (!ab)
+  if ((why = ls_errpath_why(c, b)) || (!b->is_loop && (c->errp[b->id] & 2)) || (why = ls_errpath_why(c, ab)))
+    return why ? why : b;
+  /* a loop's finding is its trip count, which no failure side decides: every normal path
+   * from a loop condition passes what follows the loop */
+  if (!ab || b->is_loop)
     return NULL;
   /* does a normal path from b leave the function without passing at? (back at b: the same
    * choice again, whose other ways out the walk takes anyway) Else what skips at is the

@@ -24,6 +24,7 @@
 typedef struct ls_locache {
   ls_arena *arena;              /* where file names are copied */
   CXTranslationUnit tu;
+  const char *wd;               /* the TU's -working-directory (a -p entry's), or NULL */
   CXFile last_file;             /* the file of the previous name asked for */
   const char *last_name;
   CXFile main;                  /* NULL: not known yet */

@@ -13,7 +13,21 @@ const char *ls_loc_file_name(ls_locache *lc, CXFile f) {
   if (f == lc->last_file)
     return lc->last_name;
   CXString s = clang_getFileName(f);
-  lc->last_name = ls_strdup(lc->arena, clang_getCString(s) ? clang_getCString(s) : "<unknown>");
+  const char *name = clang_getCString(s) ? clang_getCString(s) : "<unknown>";
+  if (lc->wd && name[0] != '/' && name[0] != '<') {
+    /* a header found through a relative -I of a -p entry is named relative to the entry's
+     * directory, while the entry itself is absolute: name both the same way */
+    while (name[0] == '.' && name[1] == '/')
+      name += 2;
+    size_t a = strlen(lc->wd), b = strlen(name);
+    char *full = ls_alloc(lc->arena, a + b + 2);
+    memcpy(full, lc->wd, a);
+    full[a] = '/';
+    memcpy(full + a + 1, name, b + 1);
+    lc->last_name = full;
+  } else {
+    lc->last_name = ls_strdup(lc->arena, name);
+  }
   clang_disposeString(s);
   lc->last_file = f;
   return lc->last_name;

@@ -4,7 +4,7 @@
 # from a.c, i.e. analysis across TUs. Also: only the FILEs named are analyzed, a CUDA entry
 # with nvcc flags parses host-side, and an empty or missing database is an input error.
 set -u
-lockstep=$1; inputs=$2; work=$3
+lockstep=$(readlink -f "$1"); inputs=$2; work=$3
 rm -rf "$work"; mkdir -p "$work/db" "$work/empty"
 cat >"$work/db/compile_commands.json" <<JSON
 [
@@ -43,6 +43,26 @@ if [ $rc -ne 2 ] || ! grep -q "not_generated_yet\.c: error: cannot read: No such
    ! grep -q 'cdb_b.c:9:3: warning' <<<"$out"; then
   echo "FAIL: missing source in the database: want exit 2, its name and reason, and cdb_b.c's finding (rc=$rc)"; echo "$out"; fail=1
 else echo "ok: missing source named, the rest analyzed"; fi
+# a finding in a header found through a relative -I of the entry: named by an absolute
+# path, as the entry is, whatever directory lint runs from
+mkdir -p "$work/hdr/src" "$work/hdr/inc"
+cat >"$work/hdr/inc/grp.h" <<'C'
+#include <nccl.h>
+static inline ncclResult_t grp(ncclComm_t comm, float *b, cudaStream_t s) {
+  ncclGroupStart();
+  if (ncclAllReduce(b, b, 1, ncclFloat, ncclSum, comm, s) != ncclSuccess)
+    return ncclInternalError;
+  return ncclGroupEnd();
+}
+C
+printf '#include "grp.h"\nncclResult_t use(ncclComm_t c, float *b, cudaStream_t s) { return grp(c, b, s); }\n' >"$work/hdr/src/a.c"
+cat >"$work/hdr/compile_commands.json" <<JSON
+[{"directory": "$work/hdr", "file": "src/a.c", "arguments": ["cc", "-Iinc", "-I/usr/local/cuda/include", "-c", "src/a.c"]}]
+JSON
+out=$(cd "$work/hdr/src" && "$lockstep" lint -p .. 2>&1); rc=$?
+if [ $rc -ne 1 ] || ! grep -q "^$work/hdr/inc/grp.h:5:5: warning" <<<"$out" || grep -q "^inc/" <<<"$out"; then
+  echo "FAIL: header through a relative -I: want its finding at $work/hdr/inc/grp.h:5:5 (rc=$rc)"; echo "$out"; fail=1
+else echo "ok: a header's finding has an absolute path"; fi
 out=$("$lockstep" lint -p "$work/empty" 2>&1); rc=$?
 if [ $rc -ne 2 ] || ! grep -q 'compile_commands.json:1:1: error: the compilation database has no entries' <<<"$out"; then
   echo "FAIL: empty database: want exit 2 and a message (rc=$rc)"; echo "$out"; fail=1
