@@ -46,7 +46,9 @@ static const char usage_text[] =
     "  -p DIR            read DIR/compile_commands.json; analyze every entry, or only the\n"
     "                    FILEs named (summaries still cross all analyzed TUs)\n"
     "  --rules FILE      load this rules file instead of the default rules/*.json;\n"
-    "                    repeat to load several\n"
+    "                    repeat to load several; files that only declare `wrappers`\n"
+    "                    add to the default rules (DIR/lockstep-wrappers.json is\n"
+    "                    loaded with -p DIR)\n"
     "  --format=FORMAT   text (default, clang-style), json, or sarif (SARIF 2.1.0)\n"
     "  --verify          check the findings against the // expected-warning{{rule}}\n"
     "                    annotations in each FILE (an error-path finding's annotation\n"
@@ -389,12 +391,16 @@ static int lint_main(int argc, char **argv) {
       (ls_rule_docs_load(&docs, a) || ls_policy_validate(&pol, &docs)))
     goto out;
   pol.summary |= cdb != NULL;
-  /* rules */
-  if (rules_files.n) {
-    for (size_t k = 0; k < rules_files.n; k++)
-      if (ls_rules_load(&rules, a, rules_files.v[k]))
-        goto out;
-  } else {
+  /* rules: the --rules files, else the rules directory; a --rules file that only declares
+   * `wrappers` (a project's own, below) adds to the directory's instead of replacing it */
+  int only_wrappers = rules_files.n > 0;
+  for (size_t k = 0; k < rules_files.n; k++) {
+    int before = rules.nfns + rules.nsrcs + rules.nnoreturn + rules.nflows + rules.nregions + rules.nprimary;
+    if (ls_rules_load(&rules, a, rules_files.v[k]))
+      goto out;
+    only_wrappers &= before == rules.nfns + rules.nsrcs + rules.nnoreturn + rules.nflows + rules.nregions + rules.nprimary;
+  }
+  if (!rules_files.n || only_wrappers) {
     const char *dir = ls_rules_dir_default();
     if (!exists_dir(dir)) {
       fprintf(stderr, "lockstep lint: error: no rules directory found (tried %s, %s); use --rules FILE\n",
@@ -407,6 +413,16 @@ static int lint_main(int argc, char **argv) {
       goto out;
     }
   }
+  /* the project's wrappers, beside its compilation database (README: Project wrappers) */
+  if (cdb) {
+    char wpath[PATH_MAX + 32];
+    struct stat wst;
+    snprintf(wpath, sizeof wpath, "%s/lockstep-wrappers.json", cdb);
+    if (stat(wpath, &wst) == 0 && ls_rules_load(&rules, a, ls_strdup(a, wpath)))
+      goto out;
+  }
+  if (ls_rules_link(&rules, a))
+    goto out;
   /* inputs */
   for (size_t k = 0; k < files.n; k++) {
     struct stat st;

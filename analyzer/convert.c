@@ -609,6 +609,34 @@ static ls_entity *lambda_entity(struct conv *c, CXCursor at, const char *name) {
   return ls_entity_get(c->p, key, name, LS_ENT_FUNC);
 }
 
+/* A call through a function-pointer field (`api.allReduce(...)`, a stub table filled by
+ * dlsym): a function entity of its own, keyed apart from the field's data entity and named
+ * "Record.field", which a project's wrappers can name and lint's thin-wrapper pass
+ * (wrappers.c) binds to the API function assigned to the field. NULL: not a pointer to a
+ * function. */
+static ls_entity *fnptr_field_entity(struct conv *c, CXCursor field) {
+  CXType t = clang_getCanonicalType(clang_getCursorType(field));
+  if (t.kind != CXType_Pointer)
+    return NULL;
+  enum CXTypeKind pk = clang_getCanonicalType(clang_getPointeeType(t)).kind;
+  if (pk != CXType_FunctionProto && pk != CXType_FunctionNoProto)
+    return NULL;
+  CXString usr = clang_getCursorUSR(field), fs = clang_getCursorSpelling(field);
+  CXCursor rec = clang_getCursorSemanticParent(field);
+  CXString rs = clang_getTypeSpelling(clang_getCursorType(rec)); /* a typedef's name for `typedef struct {...} T` */
+  const char *rn = clang_getCString(rs);
+  if (!strncmp(rn, "struct ", 7))
+    rn += 7;
+  char key[1024], name[512];
+  snprintf(key, sizeof key, "fp:%s", clang_getCString(usr));
+  snprintf(name, sizeof name, "%s.%s", rn, clang_getCString(fs));
+  ls_entity *e = ls_entity_get(c->p, key, name, LS_ENT_FUNC);
+  clang_disposeString(usr);
+  clang_disposeString(fs);
+  clang_disposeString(rs);
+  return e;
+}
+
 static int is_lambda_call_op(CXCursor ref) {
   if (clang_getCursorKind(ref) != CXCursor_CXXMethod)
     return 0;
@@ -763,7 +791,11 @@ static ls_node *conv_inner(struct conv *c, unsigned ci) {
     CXCursor ref = clang_getCursorReferenced(cur);
     if (cur_null(ref) && c->cplusplus)
       ref = dependent_callee(cur);
-    if (!cur_null(ref) && is_function_kind(ref.kind)) {
+    if (!cur_null(ref) && ref.kind == CXCursor_FieldDecl) {
+      n->ent = fnptr_field_entity(c, ref);
+      if (n->ent)
+        n->text = n->ent->name;
+    } else if (!cur_null(ref) && is_function_kind(ref.kind)) {
       n->ent = c->cplusplus && is_lambda_call_op(ref) ? lambda_entity(c, ref, "lambda") : entity_of(c, ref, LS_ENT_FUNC);
       n->text = n->ent->name;
       if (c->cplusplus && clang_getCursorKind(ref) == CXCursor_Constructor) {
@@ -1011,6 +1043,30 @@ static enum CXChildVisitResult lambda_param(CXCursor cur, CXCursor parent, CXCli
   return CXChildVisit_Continue;
 }
 
+/* The base methods m overrides, and theirs (a few), for wrappers.c: a call through the base
+ * class names the base's declaration. */
+static void note_overrides(struct conv *c, ls_func *f, CXCursor m) {
+  CXCursor *ov = NULL;
+  unsigned n = 0;
+  clang_getOverriddenCursors(m, &ov, &n);
+  for (unsigned i = 0; i < n && f->noverrides < 16; i++) {
+    ls_entity *e = entity_of(c, ov[i], LS_ENT_FUNC);
+    int seen = 0;
+    for (int k = 0; k < f->noverrides; k++)
+      seen |= f->overrides[k] == e;
+    if (seen)
+      continue;
+    ls_entity **nv = ls_alloc(c->p->arena, (size_t)(f->noverrides + 1) * sizeof *nv);
+    if (f->noverrides)
+      memcpy(nv, f->overrides, (size_t)f->noverrides * sizeof *nv);
+    nv[f->noverrides++] = e;
+    f->overrides = nv;
+    note_overrides(c, f, ov[i]);
+  }
+  if (ov)
+    clang_disposeOverriddenCursors(ov);
+}
+
 /* ci: the function's table entry (a lambda's, in its enclosing function's table) */
 static void conv_function(struct conv *c, unsigned ci, ls_entity *ent, const char *name) {
   CXCursor cur = tcur(c, ci);
@@ -1042,6 +1098,8 @@ static void conv_function(struct conv *c, unsigned ci, ls_entity *ent, const cha
       f->params[f->nparams++] = lp.v.v[i];
     free(lp.v.v);
   }
+  if (cur.kind == CXCursor_CXXMethod && clang_CXXMethod_isVirtual(cur))
+    note_overrides(c, f, cur);
   ls_vec_push(&c->p->funcs, f);
   ls_func *outer = c->fn;
   if ((c->p->rules->nregions || c->p->rules->nprimary) && !outer) { /* a lambda keeps its enclosing function's file */

@@ -75,7 +75,8 @@ static void scan_calls(ls_program *p, ls_func *f, ls_node *n, ls_vec *out, ls_ve
     f->has_pragma = 1;
   if (n->kind == CXCursor_CallExpr && n->ent) {
     if (n->ent->rule) {
-      size_t i = (size_t)(n->ent->rule - p->rules->fns);
+      const ls_rule_fn *rf = n->ent->rule->as ? n->ent->rule->as : n->ent->rule; /* a wrapper: its target's kind */
+      size_t i = rf >= p->rules->fns && rf < p->rules->fns + p->rules->nfns ? (size_t)(rf - p->rules->fns) : (size_t)p->rules->nfns;
       f->calls_kinds |= 1ull << (i < (size_t)p->rules->nfns ? p->fn_kind[i] : 63);
     }
     n->ent->ncalls++;
@@ -211,6 +212,7 @@ static void analyze(ls_check_ctx *c, ls_func *f) {
 void ls_checks_run(ls_program *p, ls_vec *findings) {
   ls_vec order = {0};
   size_t nf = p->funcs.n; /* lambdas were added during parsing; all functions are known */
+  ls_wrappers_find(p); /* before the call graph: a wrapper's callers call the API */
   kinds_build(p);
   ls_vec refs = {0};
   for (size_t i = 0; i < nf; i++) {
@@ -237,7 +239,7 @@ void ls_checks_run(ls_program *p, ls_vec *findings) {
   ls_vec impl = {0};
   for (size_t i = 0; i < order.n; i++) {
     ls_func *f = order.v[i];
-    if (f->body && f->ent && f->ent->rule && f->file)
+    if (f->body && f->ent && f->ent->rule && !f->ent->rule->as && f->file)
       ls_vec_push(&impl, (void *)f->file);
   }
   for (size_t i = 0; i < order.n; i++) {

@@ -161,6 +161,9 @@ typedef struct ls_func {
    * ret_by_params), -1 not, 0 not looked at yet, 2 being looked at */
   int ret_pure;
   uint64_t ret_params;
+  /* a virtual method: the methods of base classes it overrides, transitively (wrappers.c) */
+  ls_entity **overrides; int noverrides;
+  int wr_issues;            /* wrappers.c: 0 not asked, 1 its body calls no API or defined function, 2 it may */
 } ls_func;
 
 typedef struct ls_tu_info {
@@ -288,6 +291,12 @@ typedef struct ls_finding {
   struct ls_fix *fix;       /* a mechanical fix (fixit.c), or NULL */
 } ls_finding;
 void ls_checks_run(ls_program *p, ls_vec *findings);
+/* Thin wrappers (wrappers.c): a function or method whose body only forwards to one API call
+ * (a collective, send/recv, group start or end), with error checking, becomes that call for
+ * its callers: its entity gets a rules entry of the target's kind with the roles mapped to
+ * its parameters; so do the base methods it overrides and the function-pointer fields
+ * assigned an API function. Entities the rules name already keep theirs. Before the checks. */
+void ls_wrappers_find(ls_program *p);
 /* Can f's body call an API function of rules kind `kind`? (Once ls_checks_run has walked the
  * bodies: the contract checks skip walks that could find nothing.) */
 int ls_func_calls_kind(const ls_program *p, const ls_func *f, const char *kind);

@@ -42,6 +42,35 @@ void ls_program_free(ls_program *p) {
   free(p);
 }
 
+/* Does the qualified name of a wrapper ("NcclApi::allReduce", "ns::Comm::bcast") name the
+ * function whose USR is usr and whose own name is name? The USR spells the scopes in order
+ * ("c:@N@ns@S@Comm@F@bcast#..."). */
+static int qualified_is(const char *qname, const char *usr, const char *name) {
+  const char *last = NULL;
+  for (const char *s = strstr(qname, "::"); s; s = strstr(s + 2, "::"))
+    last = s + 2;
+  if (!last || strcmp(last, name))
+    return 0;
+  const char *u = usr;
+  for (const char *q = qname; q < last - 2;) {
+    const char *end = strstr(q, "::");
+    size_t len = (size_t)(end - q);
+    char part[160];
+    if (len + 3 > sizeof part)
+      return 0;
+    part[0] = '@';
+    memcpy(part + 1, q, len);
+    part[len + 1] = '@';
+    part[len + 2] = 0;
+    const char *hit = strstr(u, part);
+    if (!hit)
+      return 0;
+    u = hit + len + 1;
+    q = end + 2;
+  }
+  return 1;
+}
+
 ls_entity *ls_entity_get(ls_program *p, const char *key, const char *name, enum ls_ent_kind kind) {
   struct ls_enthash *h = p->ents;
   if (2 * (h->n + 1) > h->cap) {
@@ -72,6 +101,9 @@ ls_entity *ls_entity_get(ls_program *p, const char *key, const char *name, enum 
   e->kind = kind;
   if (kind == LS_ENT_FUNC) {
     e->rule = ls_rules_fn(p->rules, e->name);
+    for (int i = 0; !e->rule && i < p->rules->nwraps; i++) /* a method the project declares a wrapper */
+      if (p->rules->wrappers[i].as && qualified_is(p->rules->wrappers[i].name, e->key, e->name))
+        e->rule = &p->rules->wrappers[i];
     e->rule_noreturn = ls_rules_noreturn(p->rules, e->name);
     e->flow = ls_rules_flow(p->rules, e->name);
     for (int i = 0; i < p->rules->nsrcs; i++) {

@@ -161,6 +161,8 @@ static const char *norm(ls_program *p, struct ls_sbuf *b, ls_node *n) {
   return n->x->norm;
 }
 
+const char *ls_arg_norm(ls_program *p, struct ls_sbuf *b, ls_node *n) { return norm(p, b, n); }
+
 /* ---- events ---- */
 /* the text of n under sub, in b (valid until b's next use) */
 static const char *norm_sub(ls_program *p, struct ls_sbuf *b, ls_node *n, const struct ls_sub *sub) {
@@ -176,6 +178,8 @@ static const char *norm_sub(ls_program *p, struct ls_sbuf *b, ls_node *n, const 
 static uint64_t coll_token(ls_check_ctx *c, ls_node *n, const struct ls_sub *sub, uint64_t *comm) {
   const ls_rule_fn *r = n->ent->rule;
   uint64_t h = ls_hash_str(0, r->op);
+  if (r->bound) /* a wrapper's fixed arguments (wrappers.c) */
+    h = ls_hash_str(h, r->bound);
   if (comm)
     *comm = 0;
   int inplace = r->in_place_buf >= 0 && r->in_place_value && (unsigned)r->in_place_buf < n->nkids &&

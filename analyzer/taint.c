@@ -704,7 +704,7 @@ static void apply(struct run *r, const uint64_t *st, ls_node *n) {
     }
     if (e->flow && !e->def)
       flow_out(r, st, n);
-    if (e->def) {
+    if (e->def && !(e->rule && e->rule->as)) { /* a wrapper is its API call (wrappers.c): checked at the call */
       ls_func *g = e->def;
       /* an overloaded call operator (a lambda) gets the closure object as argument 0 */
       unsigned off = n->nkids == (unsigned)g->nparams + 1 && !strncmp(e->key, "lambda:", 7);

@@ -431,13 +431,159 @@ static int load_flows(ls_rules *r, ls_arena *a, struct ctx *c, const cJSON *root
   return 0;
 }
 
+/* `wrappers`: {NAME: {as, args?, doc?}}, kept as written until ls_rules_link (SCHEMA.md) */
+static int load_wrappers(ls_rules *r, ls_arena *a, struct ctx *c, const cJSON *root, int *found) {
+  const cJSON *ws = cJSON_GetObjectItemCaseSensitive(root, "wrappers");
+  if (!ws)
+    return 0;
+  *found = 1;
+  snprintf(c->key, sizeof c->key, "wrappers");
+  if (!cJSON_IsObject(ws))
+    return fail(c, "must be an object from wrapper names to {as, args?}");
+  const cJSON *w;
+  cJSON_ArrayForEach(w, ws) {
+    snprintf(c->key, sizeof c->key, "wrappers.%.200s", w->string);
+    if (!w->string[0])
+      return fail(c, "a wrapper name must be non-empty");
+    if (!cJSON_IsObject(w))
+      return fail(c, "must be an object {as, args?}");
+    int err = 0;
+    const char *as = get_str(c, w, "as", 1, &err);
+    get_str(c, w, "doc", 0, &err);
+    if (err)
+      return -1;
+    ls_rule_wrap wr = {.path = ls_strdup(a, c->path), .name = ls_strdup(a, w->string), .as_name = ls_strdup(a, as)};
+    const cJSON *args = cJSON_GetObjectItemCaseSensitive(w, "args");
+    if (args) {
+      if (!cJSON_IsObject(args))
+        return fail(c, "\"args\" must be an object from the target's argument names to parameter indices");
+      wr.has_args = 1;
+      wr.arg_names = ls_alloc(a, (size_t)(cJSON_GetArraySize(args) + 1) * sizeof *wr.arg_names);
+      wr.arg_idx = ls_alloc(a, (size_t)(cJSON_GetArraySize(args) + 1) * sizeof *wr.arg_idx);
+      const cJSON *m;
+      cJSON_ArrayForEach(m, args) {
+        snprintf(c->key, sizeof c->key, "wrappers.%.100s.args.%.100s", w->string, m->string);
+        if (!cJSON_IsNumber(m) || m->valuedouble < 0 || m->valuedouble > 63 ||
+            m->valuedouble != (double)(int)m->valuedouble)
+          return fail(c, "must be the wrapper's parameter index, an integer 0..63");
+        wr.arg_names[wr.nmap] = ls_strdup(a, m->string);
+        wr.arg_idx[wr.nmap++] = (int)m->valuedouble;
+      }
+    }
+    for (int k = 0; k < r->nwraps; k++)
+      if (!strcmp(r->wraps[k].name, wr.name)) {
+        snprintf(c->key, sizeof c->key, "wrappers.%.200s", w->string);
+        return fail(c, "this wrapper is declared already");
+      }
+    r->wraps = grow(r->wraps, r->nwraps, sizeof *r->wraps);
+    r->wrappers = grow(r->wrappers, r->nwraps, sizeof *r->wrappers);
+    r->wraps[r->nwraps] = wr;
+    memset(&r->wrappers[r->nwraps], 0, sizeof r->wrappers[0]);
+    r->nwraps++;
+  }
+  c->key[0] = 0;
+  return 0;
+}
+
+/* Which role an argument of the wrapper takes when several of the target's land on it
+ * (`allreduce_in_place(buf, n)`: sendbuff and recvbuff): what the fingerprint reads first,
+ * then the receive buffer (it makes the value uniform), then any. */
+static int role_rank(enum ls_role r) {
+  switch (r) {
+  case LS_ROLE_COUNT: case LS_ROLE_DTYPE: case LS_ROLE_ROOT: case LS_ROLE_REDOP: case LS_ROLE_PEER:
+  case LS_ROLE_COMM: case LS_ROLE_COUNTS:
+    return 3;
+  case LS_ROLE_RECVBUF:
+    return 2;
+  case LS_ROLE_NONE:
+    return 0;
+  default:
+    return 1;
+  }
+}
+
+void ls_rule_wrapper_init(ls_rule_fn *w, ls_arena *a, const char *name, const ls_rule_fn *target, const int *param,
+                          int nparams) {
+  memset(w, 0, sizeof *w);
+  w->name = name;
+  w->op = target->op;
+  w->op_given = target->op_given;
+  w->kind_name = target->kind_name;
+  w->kind = target->kind;
+  w->api = target->api;
+  w->variant = target->variant;
+  w->returns = target->returns;
+  w->seq_member = target->seq_member;
+  w->in_place_value = target->in_place_value;
+  w->as = target;
+  int *pa = ls_alloc(a, (size_t)(target->nargs + 1) * sizeof *pa);
+  for (int i = 0; i < target->nargs; i++)
+    pa[i] = param[i] < nparams ? param[i] : -1;
+  w->as_arg = pa;
+  w->nargs = nparams;
+  w->roles = ls_alloc(a, (size_t)(nparams + 1) * sizeof *w->roles);
+  w->args = ls_alloc(a, (size_t)(nparams + 1) * sizeof *w->args);
+  for (int j = 0; j < nparams; j++)
+    w->roles[j] = LS_ROLE_NONE;
+  for (int i = 0; i < target->nargs; i++) {
+    int j = param[i];
+    if (j < 0 || j >= nparams || role_rank(target->roles[i]) <= role_rank(w->roles[j]))
+      continue;
+    w->roles[j] = target->roles[i];
+    w->args[j] = target->args[i];
+  }
+  int *ip[3] = {&w->in_place_buf, &w->in_place_count, &w->in_place_dtype};
+  const int from[3] = {target->in_place_buf, target->in_place_count, target->in_place_dtype};
+  for (int k = 0; k < 3; k++)
+    *ip[k] = from[k] >= 0 && from[k] < target->nargs && param[from[k]] < nparams ? param[from[k]] : -1;
+  if (w->in_place_buf < 0)
+    w->in_place_count = w->in_place_dtype = -1;
+}
+
+int ls_rules_link(ls_rules *r, ls_arena *a) {
+  FILE *errs = r->errs ? r->errs : stderr;
+  for (int k = 0; k < r->nwraps; k++) {
+    const ls_rule_wrap *wr = &r->wraps[k];
+    const ls_rule_fn *t = NULL;
+    for (int i = 0; i < r->nfns && !t; i++)
+      if (!strcmp(r->fns[i].name, wr->as_name))
+        t = &r->fns[i];
+    if (!t) {
+      fprintf(errs, "%s: error: wrappers.%s: \"as\" names \"%s\", which no rules file describes\n", wr->path,
+              wr->name, wr->as_name);
+      return -1;
+    }
+    int *param = ls_alloc(a, (size_t)(t->nargs + 1) * sizeof *param);
+    int np = wr->has_args ? 0 : t->nargs;
+    for (int i = 0; i < t->nargs; i++)
+      param[i] = wr->has_args ? -1 : i;
+    for (int m = 0; m < wr->nmap; m++) {
+      int i = 0;
+      while (i < t->nargs && !(t->args[i].name && !strcmp(t->args[i].name, wr->arg_names[m])))
+        i++;
+      if (i == t->nargs) {
+        fprintf(errs, "%s: error: wrappers.%s.args.%s: %s has no argument \"%s\"\n", wr->path, wr->name,
+                wr->arg_names[m], t->name, wr->arg_names[m]);
+        return -1;
+      }
+      param[i] = wr->arg_idx[m];
+      if (wr->arg_idx[m] + 1 > np)
+        np = wr->arg_idx[m] + 1;
+    }
+    ls_rule_wrapper_init(&r->wrappers[k], a, wr->name, t, param, np);
+  }
+  return 0;
+}
+
 void ls_rules_release(ls_rules *r) {
   free(r->fns);
   free(r->srcs);
   free(r->noreturn);
   free(r->flows);
-  r->fns = NULL, r->srcs = NULL, r->noreturn = NULL, r->flows = NULL;
-  r->nfns = r->nsrcs = r->nnoreturn = r->nflows = 0;
+  free(r->wraps);
+  free(r->wrappers);
+  r->fns = NULL, r->srcs = NULL, r->noreturn = NULL, r->flows = NULL, r->wraps = NULL, r->wrappers = NULL;
+  r->nfns = r->nsrcs = r->nnoreturn = r->nflows = r->nwraps = 0;
 }
 
 int ls_rules_load(ls_rules *r, ls_arena *a, const char *path) {
@@ -572,7 +718,7 @@ int ls_rules_load(ls_rules *r, ls_arena *a, const char *path) {
     r->root_designators = nd;
   }
   int host = 0;
-  if (load_host(r, a, &c, root, &host) || load_flows(r, a, &c, root, &host))
+  if (load_host(r, a, &c, root, &host) || load_flows(r, a, &c, root, &host) || load_wrappers(r, a, &c, root, &host))
     goto out;
   /* `success`: the result that means "done, no error" (lint's checks/nonblocking.c) */
   c.key[0] = 0;
@@ -625,7 +771,7 @@ int ls_rules_load(ls_rules *r, ls_arena *a, const char *path) {
     goto out;
   if (!fns && !r->nsrcs && !r->nnoreturn && !host && !al) {
     c.key[0] = 0;
-    fail(&c, "no \"functions\", \"rank_sources\" or \"noreturn\": not a lockstep rules file");
+    fail(&c, "no \"functions\", \"rank_sources\", \"noreturn\" or \"wrappers\": not a lockstep rules file");
     goto out;
   }
   file.api = api;
@@ -677,6 +823,9 @@ const ls_rule_fn *ls_rules_fn(const ls_rules *r, const char *name) {
   for (int i = 0; i < r->nfns; i++) /* the first letter first: most names differ there */
     if (r->fns[i].name[0] == name[0] && !strcmp(r->fns[i].name, name))
       return &r->fns[i];
+  for (int i = 0; i < r->nwraps; i++)
+    if (r->wrappers[i].as && !strcmp(r->wrappers[i].name, name))
+      return &r->wrappers[i];
   return NULL;
 }
 

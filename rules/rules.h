@@ -55,7 +55,21 @@ typedef struct ls_rule_fn {
    * fingerprint takes count/dtype from these arguments instead (-1: none) */
   int in_place_buf, in_place_count, in_place_dtype;
   const char *in_place_value;
+  /* A wrapper (a `wrappers` entry, or a thin wrapper lint found): the API function it
+   * forwards to, whose kind, op, api and seq_member it has; its args and roles are at the
+   * wrapper's own parameters. NULL: an entry point of the API. */
+  const struct ls_rule_fn *as;
+  const int *as_arg;        /* by argument of `as`: the wrapper's parameter that carries it, -1: none */
+  /* lint's own wrappers: the fingerprint arguments the body passes as fixed values
+   * ("|d=#7|r=#0"), hashed with op; NULL: none */
+  const char *bound;
 } ls_rule_fn;
+/* A `wrappers` entry as its file gives it, resolved by ls_rules_link once all files are in. */
+typedef struct ls_rule_wrap {
+  const char *path, *name, *as_name;
+  const char **arg_names; int *arg_idx; int nmap; /* `args`: target argument -> parameter */
+  int has_args;             /* 0: the wrapper's parameters are the target's, in order */
+} ls_rule_wrap;
 typedef struct ls_rule_src { /* rank_sources / uniform_sources entry */
   const char *call;
   int arg;               /* -1 if absent */
@@ -86,6 +100,9 @@ typedef struct ls_rules {
   FILE *errs;               /* where load errors go; NULL: stderr */
   ls_rules_file *files;     /* nfiles of them, in load order */
   ls_rule_fn *fns; int nfns;
+  /* `wrappers` entries (SCHEMA.md), nwraps of them; wrappers[i] is wraps[i] resolved (as is
+   * NULL until ls_rules_link) */
+  ls_rule_wrap *wraps; ls_rule_fn *wrappers; int nwraps;
   ls_rule_flow *flows; int nflows;
   ls_rule_src *srcs; int nsrcs;
   const char **noreturn; int nnoreturn;
@@ -116,10 +133,19 @@ typedef struct ls_rules {
  * ls_rules_release frees). On error prints `path:line:col: error: ...` or `path: error: KEY: ...`
  * to r->errs and returns -1, r then holds part of the file; never crashes on bad input. */
 int ls_rules_load(ls_rules *r, ls_arena *a, const char *path);
+/* Resolves the `wrappers` of every file loaded so far against the functions of all of them:
+ * each gets its target's kind, op and roles. On error prints `path: error: wrappers.NAME: ...`
+ * to r->errs and returns -1. Call once, after the last ls_rules_load. */
+int ls_rules_link(ls_rules *r, ls_arena *a);
+/* w: a wrapper named name (kept, not copied) of target whose argument i the wrapper's
+ * parameter param[i] carries (-1: a value the wrapper fixes); roles and names in a. */
+void ls_rule_wrapper_init(ls_rule_fn *w, ls_arena *a, const char *name, const ls_rule_fn *target, const int *param,
+                          int nparams);
 /* Frees r's heap arrays (its strings live in the arena) and zeroes their counts. */
 void ls_rules_release(ls_rules *r);
 /* Loads every *.json of dir (sorted). -1 on error or when dir has no rules. */
 int ls_rules_load_dir(ls_rules *r, ls_arena *a, const char *dir);
+/* The function or resolved wrapper named name (exactly as the file spells it), or NULL. */
 const ls_rule_fn *ls_rules_fn(const ls_rules *r, const char *name);
 int ls_rules_noreturn(const ls_rules *r, const char *name);
 /* The file whose top-level `api` is api, or NULL. */

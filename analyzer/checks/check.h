@@ -50,6 +50,8 @@ static inline const char *ls_callee(const ls_node *n) { return n && n->text ? n-
 /* The token of a collective event (op + comm + count/dtype/root/redop expressions) or of a
  * helper call (its sequence hash) in *tok; 0 when n is neither. */
 int ls_event_token(ls_check_ctx *c, ls_node *n, uint64_t *tok);
+/* n's normalized text as the fingerprint compares it (cached in n; b: scratch) */
+const char *ls_arg_norm(ls_program *p, struct ls_sbuf *b, ls_node *n);
 
 /* ---- collective sequences (seq.c) ----
  * H(x): the hash of the canonical collective sequence from block x to the function exit
