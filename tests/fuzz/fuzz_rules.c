@@ -63,6 +63,22 @@ static void check_lint_loader(const uint8_t *data, size_t size) {
         (void)strlen(r.srcs[i].values[k]);
     for (int i = 0; i < r.nnoreturn; i++)
       (void)ls_rules_noreturn(&r, r.noreturn[i]);
+    /* wrappers resolve against the file's own functions (lint links after its last file) */
+    fz_capture_begin();
+    rc = ls_rules_link(&r, a);
+    msg = fz_capture_end();
+    if (rc != 0 && (strncmp(msg, f.path, strlen(f.path)) != 0 || !strstr(msg, "error: wrappers.")))
+      fz_contract("a wrapper that does not resolve is not named with its file and key", msg);
+    for (int i = 0; rc == 0 && i < r.nwraps; i++) {
+      const ls_rule_fn *w = &r.wrappers[i];
+      if (!w->as || ls_rules_fn(&r, w->name) == NULL)
+        fz_contract("a resolved wrapper cannot be looked up", w->name);
+      for (int k = 0; k < w->nargs; k++)
+        if (w->roles[k] > LS_ROLE_OTHER)
+          fz_contract("wrapper role out of range", w->name);
+      if (w->in_place_buf >= w->nargs || w->in_place_count >= w->nargs || w->in_place_dtype >= w->nargs)
+        fz_contract("wrapper in_place index past its parameters", w->name);
+    }
   }
   ls_rules_release(&r);
   ls_arena_free(a);
