@@ -612,7 +612,7 @@ static ls_entity *lambda_entity(struct conv *c, CXCursor at, const char *name) {
 /* A call through a function-pointer field (`api.allReduce(...)`, a stub table filled by
  * dlsym): a function entity of its own, keyed apart from the field's data entity and named
  * "Record.field", which a project's wrappers can name and lint's thin-wrapper pass
- * (wrappers.c) binds to the API function assigned to the field. NULL: not a pointer to a
+ * (wrappers.c) gives the API function assigned to the field. NULL: not a pointer to a
  * function. */
 static ls_entity *fnptr_field_entity(struct conv *c, CXCursor field) {
   CXType t = clang_getCanonicalType(clang_getCursorType(field));
@@ -792,9 +792,16 @@ static ls_node *conv_inner(struct conv *c, unsigned ci) {
     if (cur_null(ref) && c->cplusplus)
       ref = dependent_callee(cur);
     if (!cur_null(ref) && ref.kind == CXCursor_FieldDecl) {
-      n->ent = fnptr_field_entity(c, ref);
-      if (n->ent)
-        n->text = n->ent->name;
+      /* a call through a function pointer stays an unknown call (callee expression and all)
+       * unless the rules name the field; wrappers.c binds the others it can */
+      ls_entity *fe = fnptr_field_entity(c, ref);
+      if (fe && fe->rule) {
+        n->ent = fe;
+        n->text = fe->name;
+      } else if (fe) {
+        ls_vec_push(&c->p->fpcalls, n);
+        ls_vec_push(&c->p->fpcalls, fe);
+      }
     } else if (!cur_null(ref) && is_function_kind(ref.kind)) {
       n->ent = c->cplusplus && is_lambda_call_op(ref) ? lambda_entity(c, ref, "lambda") : entity_of(c, ref, LS_ENT_FUNC);
       n->text = n->ent->name;

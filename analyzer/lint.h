@@ -183,6 +183,10 @@ typedef struct ls_program {
   const char **kind_names; int nkind_names;
   unsigned char *fn_kind;
   int nb_need;              /* checks/nonblocking.c: 0 not known yet, 1 no function needs it, 2 some may */
+  /* pairs (call node, entity): calls through a function-pointer field the rules did not name,
+   * converted as unknown calls (callee expression first); wrappers.c binds those whose field
+   * it finds assigned an API function */
+  ls_vec fpcalls;
   double t_parse, t_convert, t_analyze; /* seconds, for LOCKSTEP_LINT_STATS */
   size_t nnodes;
 } ls_program;

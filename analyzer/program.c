@@ -35,6 +35,7 @@ void ls_program_free(ls_program *p) {
     free(((ls_tu_info *)p->tus.v[i])->errors.v);
   free(p->funcs.v);
   free(p->tus.v);
+  free(p->fpcalls.v);
   free(p->ents->slot);
   free(p->ents);
   ls_arena_free(p->arena);

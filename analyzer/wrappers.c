@@ -275,7 +275,7 @@ void ls_wrappers_find(ls_program *p) {
         claim(&bases, f->overrides[k], w);
     }
   }
-  for (size_t i = 0; i < p->funcs.n; i++)
+  for (size_t i = 0; p->fpcalls.n && i < p->funcs.n; i++)
     scan_fields(p, ((ls_func *)p->funcs.v[i])->body, &fields);
   ls_vec *lists[2] = {&bases, &fields};
   for (int l = 0; l < 2; l++) {
@@ -287,6 +287,17 @@ void ls_wrappers_find(ls_program *p) {
       free(c);
     }
     free(lists[l]->v);
+  }
+  /* the calls through a field that now has a rule: its arguments after the callee */
+  for (size_t i = 0; i + 1 < p->fpcalls.n; i += 2) {
+    ls_node *n = p->fpcalls.v[i];
+    ls_entity *fe = p->fpcalls.v[i + 1];
+    if (!fe->rule || !n->nkids)
+      continue;
+    n->ent = fe;
+    n->text = fe->name;
+    n->kids++;
+    n->nkids--;
   }
   /* a call through the base reaches the override: it is a called begin/end helper (group.c) */
   for (size_t i = 0; i < p->funcs.n; i++) {
