@@ -212,7 +212,7 @@ static void analyze(ls_check_ctx *c, ls_func *f) {
 void ls_checks_run(ls_program *p, ls_vec *findings) {
   ls_vec order = {0};
   size_t nf = p->funcs.n; /* lambdas were added during parsing; all functions are known */
-  ls_wrappers_find(p); /* before the call graph: a wrapper's callers call the API */
+  int nwrap = ls_wrappers_find(p); /* before the call graph: a wrapper's callers call the API */
   kinds_build(p);
   ls_vec refs = {0};
   for (size_t i = 0; i < nf; i++) {
@@ -254,7 +254,8 @@ void ls_checks_run(ls_program *p, ls_vec *findings) {
   for (size_t r = 0; r < sizeof program_rules / sizeof *program_rules; r++)
     program_rules[r](p, findings);
   if (getenv("LOCKSTEP_LINT_STATS"))
-    fprintf(stderr, "lockstep lint: cfg %.3fs, taint %.3fs, checks %.3fs\n", t1 - t0, t2 - t1, ls_cpu_now() - t2);
+    fprintf(stderr, "lockstep lint: cfg %.3fs, taint %.3fs, checks %.3fs, %d thin wrappers\n", t1 - t0, t2 - t1,
+            ls_cpu_now() - t2, nwrap);
   free(order.v);
   free(c.seen);
   free(c.nbuf.s);

@@ -299,8 +299,9 @@ void ls_checks_run(ls_program *p, ls_vec *findings);
  * (a collective, send/recv, group start or end), with error checking, becomes that call for
  * its callers: its entity gets a rules entry of the target's kind with the roles mapped to
  * its parameters; so do the base methods it overrides and the function-pointer fields
- * assigned an API function. Entities the rules name already keep theirs. Before the checks. */
-void ls_wrappers_find(ls_program *p);
+ * assigned an API function. Entities the rules name already keep theirs. Before the checks;
+ * LOCKSTEP_LINT_STATS lists the wrappers it finds. */
+int ls_wrappers_find(ls_program *p); /* how many entities it gave a rule */
 /* Can f's body call an API function of rules kind `kind`? (Once ls_checks_run has walked the
  * bodies: the contract checks skip walks that could find nothing.) */
 int ls_func_calls_kind(const ls_program *p, const ls_func *f, const char *kind);

@@ -6,6 +6,7 @@
  * stub table) get one too. One pass over the converted bodies, before the checks.
  * Non-goals: wrappers that compute an argument from their parameters (`n * 2`), loop, or
  * call the API conditionally stay ordinary functions (their summaries still count). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -256,7 +257,8 @@ static void scan_fields(ls_program *p, ls_node *n, ls_vec *fields) {
     scan_fields(p, n->kids[i], fields);
 }
 
-void ls_wrappers_find(ls_program *p) {
+int ls_wrappers_find(ls_program *p) {
+  int found = 0;
   struct ls_sbuf nb = {0};
   ls_vec bases = {0}, fields = {0};
   /* a few rounds: a wrapper of a wrapper is found once the inner one is */
@@ -271,6 +273,10 @@ void ls_wrappers_find(ls_program *p) {
         continue;
       f->ent->rule = w;
       more = 1;
+      found++;
+      if (getenv("LOCKSTEP_LINT_STATS"))
+        fprintf(stderr, "lockstep lint: %s:%u: %s is a thin wrapper of %s\n", f->file ? f->file : "?", f->line,
+                f->name ? f->name : "?", w->as->name);
       for (int k = 0; k < f->noverrides; k++)
         claim(&bases, f->overrides[k], w);
     }
@@ -282,8 +288,10 @@ void ls_wrappers_find(ls_program *p) {
     for (size_t i = 0; i < lists[l]->n; i++) {
       struct claim *c = lists[l]->v[i];
       /* a base method with a body of its own (a default) runs that body for some objects */
-      if (!c->conflict && c->r && !c->e->rule && !c->e->def)
+      if (!c->conflict && c->r && !c->e->rule && !c->e->def) {
         c->e->rule = c->r;
+        found++;
+      }
       free(c);
     }
     free(lists[l]->v);
@@ -307,4 +315,5 @@ void ls_wrappers_find(ls_program *p) {
         f->ent->ncalls++;
   }
   free(nb.s);
+  return found;
 }
