@@ -174,14 +174,37 @@ static const char *norm_sub(ls_program *p, struct ls_sbuf *b, ls_node *n, const 
   return b->s;
 }
 
+/* a wrapper's call (wrappers.c): each fingerprint argument of the target it forwards to, taken
+ * from the call's argument for it or from the value the wrapper fixes */
+static uint64_t wrapper_token(ls_check_ctx *c, ls_node *n, const struct ls_sub *sub, uint64_t *comm, uint64_t h) {
+  const ls_rule_fn *r = n->ent->rule, *t = r->as;
+  for (int i = 0; i < t->nargs; i++) {
+    enum ls_role ro = t->roles[i];
+    if (!(ro == LS_ROLE_COUNT || ro == LS_ROLE_DTYPE || ro == LS_ROLE_ROOT || ro == LS_ROLE_REDOP || ro == LS_ROLE_COMM ||
+          ro == LS_ROLE_COUNTS))
+      continue;
+    int j = r->as_arg[i];
+    const char *txt = j >= 0 && (unsigned)j < n->nkids ? norm_sub(c->p, &c->nbuf, n->kids[j], sub)
+                      : r->as_fixed ? r->as_fixed[i] : NULL;
+    if (!txt)
+      continue;
+    char tag[4] = {'|', (char)('a' + ro), '=', 0};
+    h = ls_hash_str(h, tag);
+    h = ls_hash_str(h, txt);
+    if (ro == LS_ROLE_COMM && comm)
+      *comm = ls_hash_str(1, txt);
+  }
+  return h | 1;
+}
+
 /* a collective's token (op and fingerprint argument texts); *comm: its communicator's text hash */
 static uint64_t coll_token(ls_check_ctx *c, ls_node *n, const struct ls_sub *sub, uint64_t *comm) {
   const ls_rule_fn *r = n->ent->rule;
   uint64_t h = ls_hash_str(0, r->op);
-  if (r->bound) /* a wrapper's fixed arguments (wrappers.c) */
-    h = ls_hash_str(h, r->bound);
   if (comm)
     *comm = 0;
+  if (r->as) /* a wrapper: the target's arguments in its order, as a direct call hashes them */
+    return wrapper_token(c, n, sub, comm, h);
   int inplace = r->in_place_buf >= 0 && r->in_place_value && (unsigned)r->in_place_buf < n->nkids &&
                 n->kids[r->in_place_buf] && ls_nx(n->kids[r->in_place_buf])->spell &&
                 !strcmp(ls_nx(n->kids[r->in_place_buf])->spell, r->in_place_value);

@@ -50,6 +50,11 @@ static int may_issue(const ls_node *n, const ls_func *self) {
   return 0;
 }
 
+static int writes_param(ls_node *lhs) {
+  lhs = strip(lhs);
+  return lhs && lhs->kind == CXCursor_DeclRefExpr && lhs->ent && lhs->ent->kind == LS_ENT_PARAM;
+}
+
 struct scan {
   ls_func *f;
   ls_node *api; /* the one forwarded call */
@@ -126,11 +131,23 @@ static void visit(struct scan *s, ls_node *n, int cond) {
       s->bad = 1;
     return;
   case CXCursor_BinaryOperator:
+    if (n->nkids == 2 && n->op == CXBinaryOperator_Assign && writes_param(n->kids[0]))
+      s->bad = 1;
     if (n->nkids == 2 && (n->op == CXBinaryOperator_LAnd || n->op == CXBinaryOperator_LOr)) {
       visit(s, n->kids[0], cond);
       visit(s, n->kids[1], 1);
       return;
     }
+    break;
+  case CXCursor_UnaryOperator: /* n++ or &n of a parameter: it may no longer be what the caller passed */
+    if (n->nkids == 1 && writes_param(n->kids[0]) &&
+        (n->op == CXUnaryOperator_PostInc || n->op == CXUnaryOperator_PostDec || n->op == CXUnaryOperator_PreInc ||
+         n->op == CXUnaryOperator_PreDec || n->op == CXUnaryOperator_AddrOf))
+      s->bad = 1;
+    break;
+  case CXCursor_CompoundAssignOperator:
+    if (n->nkids == 2 && writes_param(n->kids[0]))
+      s->bad = 1;
     break;
   case CXCursor_LambdaExpr:
     return; /* a function of its own: creating it issues nothing */
@@ -155,11 +172,16 @@ static int reads_local(const ls_node *n) {
 }
 
 static int same_wrapper(const ls_rule_fn *a, const ls_rule_fn *b) {
-  if (a->as != b->as || a->nargs != b->nargs || (!a->bound) != (!b->bound) || (a->bound && strcmp(a->bound, b->bound)))
+  if (a->as != b->as || a->nargs != b->nargs)
     return 0;
   for (int i = 0; i < a->nargs; i++)
     if (a->roles[i] != b->roles[i])
       return 0;
+  for (int i = 0; i < a->as->nargs; i++) {
+    const char *x = a->as_fixed ? a->as_fixed[i] : NULL, *y = b->as_fixed ? b->as_fixed[i] : NULL;
+    if (a->as_arg[i] != b->as_arg[i] || !x != !y || (x && strcmp(x, y)))
+      return 0;
+  }
   return 1;
 }
 
@@ -173,49 +195,36 @@ static ls_rule_fn *thin_wrapper(ls_program *p, ls_func *f, struct ls_sbuf *nb) {
   /* a wrapper of a wrapper is a wrapper of what that one forwards to */
   const ls_rule_fn *root = t->as ? t->as : t;
   int *param = ls_alloc(p->arena, (size_t)(root->nargs + 1) * sizeof *param);
-  ls_vec bound = {0};
-  size_t blen = 0;
+  const char **fixed = ls_alloc(p->arena, (size_t)(root->nargs + 1) * sizeof *fixed);
+  int nfixed = 0;
+  for (int r = 0; r < root->nargs; r++) {
+    param[r] = -1;
+    if (t->as && t->as_fixed && t->as_fixed[r])
+      fixed[r] = t->as_fixed[r], nfixed++;
+  }
   for (int i = 0; i < t->nargs; i++) {
     ls_node *a = (unsigned)i < s.api->nkids ? strip(s.api->kids[i]) : NULL;
     int j = -1;
     for (int k = 0; a && a->kind == CXCursor_DeclRefExpr && a->ent && k < f->nparams; k++)
       if (f->params[k] == a->ent)
         j = k;
-    if (t->as) {
-      for (int r = 0; r < root->nargs; r++)
-        if (t->as_arg[r] == i)
-          param[r] = j;
-    } else {
-      param[i] = j;
+    const char *txt = NULL;
+    if (j < 0 && fp_role(t->roles[i])) {
+      if (!a || reads_local(a)) /* computed from what the caller passed: not a plain forward */
+        return NULL;
+      txt = ls_arg_norm(p, nb, a);
     }
-    if (j >= 0 || !fp_role(t->roles[i]))
-      continue;
-    if (!a || reads_local(a)) { /* computed from what the caller passed: not a plain forward */
-      free(bound.v);
-      return NULL;
-    }
-    const char *txt = ls_arg_norm(p, nb, a);
-    ls_vec_push(&bound, (void *)txt);
-    ls_vec_push(&bound, (void *)ls_role_info_of(t->roles[i])->name);
-    blen += strlen(txt) + strlen(ls_role_info_of(t->roles[i])->name) + 2;
-  }
-  if (t->as)
     for (int r = 0; r < root->nargs; r++)
-      if (t->as_arg[r] < 0)
-        param[r] = -1;
+      if (t->as ? t->as_arg[r] == i : r == i) {
+        param[r] = j;
+        if (txt)
+          fixed[r] = txt, nfixed++;
+      }
+  }
   ls_rule_fn *w = ls_alloc(p->arena, sizeof *w);
   ls_rule_wrapper_init(w, p->arena, f->name, root, param, f->nparams);
   w->in_place_buf = w->in_place_count = w->in_place_dtype = -1; /* call sites did not keep the spelling */
-  if (bound.n || t->bound) {
-    blen += t->bound ? strlen(t->bound) : 0;
-    char *b = ls_alloc(p->arena, blen + 1), *q = b;
-    if (t->bound)
-      q += sprintf(q, "%s", t->bound);
-    for (size_t k = 0; k + 1 < bound.n; k += 2)
-      q += sprintf(q, "|%s=%s", (const char *)bound.v[k + 1], (const char *)bound.v[k]);
-    w->bound = b;
-  }
-  free(bound.v);
+  w->as_fixed = nfixed ? fixed : NULL;
   return w;
 }
 

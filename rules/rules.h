@@ -60,9 +60,9 @@ typedef struct ls_rule_fn {
    * wrapper's own parameters. NULL: an entry point of the API. */
   const struct ls_rule_fn *as;
   const int *as_arg;        /* by argument of `as`: the wrapper's parameter that carries it, -1: none */
-  /* lint's own wrappers: the fingerprint arguments the body passes as fixed values
-   * ("|d=#7|r=#0"), hashed with op; NULL: none */
-  const char *bound;
+  /* lint's own wrappers, by argument of `as`: the normalized text of a fingerprint argument
+   * the body passes as a fixed value (`MPI_INT`, a member `comm_`), else NULL; NULL: none */
+  const char *const *as_fixed;
 } ls_rule_fn;
 /* A `wrappers` entry as its file gives it, resolved by ls_rules_link once all files are in. */
 typedef struct ls_rule_wrap {
