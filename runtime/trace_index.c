@@ -40,9 +40,12 @@ uint64_t ls_idx_check(const void *p, size_t n) {
 }
 
 int ls_idx_remarkable(const struct ls_trace_record *r, unsigned kind) {
-  if (r->state != LS_REC_RETURNED || r->rc != 0 || (r->flags & LS_REC_TIMED_OUT))
+  /* flags atomically: in a live process (the recorder's exit-time pass) other threads may
+   * still be setting them */
+  uint16_t f = __atomic_load_n(&r->flags, __ATOMIC_ACQUIRE);
+  if (r->state != LS_REC_RETURNED || r->rc != 0 || (f & LS_REC_TIMED_OUT))
     return 1;
-  if ((r->flags & LS_REC_EVENT_RECORDED) && !(r->flags & LS_REC_COMPLETED))
+  if ((f & LS_REC_EVENT_RECORDED) && !(f & LS_REC_COMPLETED))
     return 1;
   switch (kind) {
   case LS_KIND_COLLECTIVE:

@@ -111,8 +111,8 @@ static void publish(void) {
 
 /* Records [covered, upto) that have returned, in order; stops at the first that has not. */
 static void index_upto(uint64_t upto) {
-  if (g_state == IX_NONE)
-    g_state = open_index() == 0 ? IX_ON : IX_OFF;
+  if (g_state == IX_NONE) /* under g_lock; ls_index_tick reads it without */
+    __atomic_store_n(&g_state, open_index() == 0 ? IX_ON : IX_OFF, __ATOMIC_RELEASE);
   if (g_state != IX_ON || g_ix.stopped)
     return;
   unsigned napis = 0;
@@ -158,7 +158,7 @@ void ls_index_reset_after_fork(void) {
   if (g_h)
     munmap(g_h, g_size); /* the parent's file: the child indexes its own trace */
   g_h = NULL;
-  g_state = IX_NONE;
+  __atomic_store_n(&g_state, IX_NONE, __ATOMIC_RELEASE);
 }
 
 static void index_tick(struct ls_tick *t) { ls_index_tick(ls_tick_lowwater(t)); }

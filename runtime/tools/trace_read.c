@@ -368,7 +368,7 @@ int ls_trace_check_records(struct ls_trace *t, uint64_t from, uint64_t to, char 
  * sound, else -1 with why. */
 static int read_snapshot(int fd, size_t fsize, const struct ls_index_header *h, unsigned which, struct ls_trace *t,
                          char *why, size_t whylen) {
-  struct ls_index_snap sn;
+  struct ls_index_snap sn = {0};
   uint64_t so = h->snap_offset[which];
   if (so < LS_INDEX_HEADER_SIZE || so > fsize || fsize - so < sizeof sn || pread(fd, &sn, sizeof sn, (off_t)so) != (ssize_t)sizeof sn)
     return fail(why, whylen, "snapshot %u lies outside the file", which);
@@ -380,8 +380,14 @@ static int read_snapshot(int fd, size_t fsize, const struct ls_index_header *h, 
       sn.nentries > h->entries_cap)
     return fail(why, whylen, "snapshot %u counts %llu entries past the end of the file", which,
                 (unsigned long long)sn.nentries);
-  struct ls_index_stream *st = ls_xrealloc(NULL, (sn.nstreams ? sn.nstreams : 1) * sizeof *st);
-  struct ls_index_block *bl = ls_xrealloc(NULL, (sn.nentries ? sn.nentries : 1) * sizeof *bl);
+  /* zeroed: a short read leaves zeros, never garbage (and is bad below) */
+  struct ls_index_stream *st = calloc(sn.nstreams ? sn.nstreams : 1, sizeof *st);
+  struct ls_index_block *bl = calloc(sn.nentries ? (size_t)sn.nentries : 1, sizeof *bl);
+  if (!st || !bl) {
+    free(st);
+    free(bl);
+    return fail(why, whylen, "out of memory for %llu entries", (unsigned long long)sn.nentries);
+  }
   size_t stn = sn.nstreams * sizeof *st, bln = (size_t)sn.nentries * sizeof *bl;
   int bad = (stn && pread(fd, st, stn, (off_t)(so + sizeof sn)) != (ssize_t)stn) ||
             (bln && pread(fd, bl, bln, (off_t)h->entries_offset) != (ssize_t)bln);

@@ -26,10 +26,10 @@ CFLAGS="-std=gnu11 -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -
   -DLOCKSTEP_FUZZ_RULES_DIR=\"$SRC/rules\" -DLOCKSTEP_VERSION=\"fuzz\"
   -DLOCKSTEP_BUILD_LIBDIR=\"/nonexistent\" -DLOCKSTEP_INSTALL_LIBDIR=\"/nonexistent\""
 
-# The code under test: the trace tools (runtime/tools, common/) and the rules library
-# with its JSON reader and arena.
+# The code under test: the trace tools (runtime/tools, the digest indexer, common/) and
+# the rules library with its JSON reader and arena.
 objs=""
-for f in "$SRC"/runtime/tools/*.c "$SRC"/common/*.c "$SRC/rules/rules.c"; do
+for f in "$SRC"/runtime/tools/*.c "$SRC/runtime/trace_index.c" "$SRC"/common/*.c "$SRC/rules/rules.c"; do
   o="$WORK/obj/$(basename "$(dirname "$f")")_$(basename "$f" .c).o"
   # shellcheck disable=SC2086
   $CC $CFLAGS -fsanitize=fuzzer-no-link -c "$f" -o "$o"
@@ -38,7 +38,7 @@ done
 # lint's compile_commands.json check (no libclang call in it: only its headers)
 # shellcheck disable=SC2086
 $CC $CFLAGS -fsanitize=fuzzer-no-link -c "$SRC/analyzer/cdb_check.c" -o "$WORK/obj/analyzer_cdb_check.o"
-tools_objs=$(echo "$objs" | tr ' ' '\n' | grep '/tools_\|/common_\|/rules_' | tr '\n' ' ')
+tools_objs=$(echo "$objs" | tr ' ' '\n' | grep '/tools_\|/runtime_\|/common_\|/rules_' | tr '\n' ' ')
 rules_objs="$WORK/obj/rules_rules.o $WORK/obj/common_json_file.o $WORK/obj/common_arena.o $WORK/obj/common_clock.o $WORK/obj/common_data_dir.o $WORK/obj/tools_apidb.o"
 for t in $TARGETS; do
   case $t in
