@@ -94,6 +94,16 @@ static inline ls_node_x *ls_node_ext(ls_arena *a, ls_node *n) { /* n's rare fiel
   return n->x;
 }
 
+/* The expression under parentheses, implicit conversions and value-preserving casts (C,
+ * static_cast, functional): what a value is, for the rules that compare or classify it. */
+static inline ls_node *ls_strip_casts(ls_node *n) {
+  while (n && (n->kind == CXCursor_ParenExpr || n->kind == CXCursor_UnexposedExpr ||
+               n->kind == CXCursor_CStyleCastExpr || n->kind == CXCursor_CXXStaticCastExpr ||
+               n->kind == CXCursor_CXXFunctionalCastExpr) && n->nkids >= 1)
+    n = n->kids[n->nkids - 1];
+  return n;
+}
+
 /* ---- CFG ---- */
 /* 192 bytes, each block on a 64-byte boundary (ls_program.lines): the analysis passes over
  * all blocks of a function several times, and a function of 30k blocks does not stay in

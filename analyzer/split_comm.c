@@ -41,14 +41,6 @@ struct hsum {
 static struct hsum *hsums;
 static size_t nhsums;
 
-static ls_node *strip(ls_node *n) {
-  while (n && (n->kind == CXCursor_ParenExpr || n->kind == CXCursor_UnexposedExpr ||
-               n->kind == CXCursor_CStyleCastExpr || n->kind == CXCursor_CXXStaticCastExpr ||
-               n->kind == CXCursor_CXXFunctionalCastExpr) && n->nkids >= 1)
-    n = n->kids[n->nkids - 1];
-  return n;
-}
-
 static void append(char *b, size_t cap, const char *s) {
   size_t k = strlen(b);
   snprintf(b + k, cap - k, "%s", s);
@@ -56,7 +48,7 @@ static void append(char *b, size_t cap, const char *s) {
 
 /* A structural key of a side-effect-free expression; 0 when it has parts not compared here. */
 static int key(ls_node *n, char *b, size_t cap) {
-  n = strip(n);
+  n = ls_strip_casts(n);
   if (!n || cap < 32)
     return 0;
   switch (n->kind) {
@@ -201,7 +193,7 @@ static void rf_scan(ls_node *n) {
   int q = kn && !strcmp(kn, "rank_query") ? 1 : kn && !strcmp(kn, "size_query") ? 2 : 0;
   if (q) {
     int ci = arg_role(n, LS_ROLE_COMM), oi = arg_role(n, q == 1 ? LS_ROLE_OUT_RANK : LS_ROLE_OUT_SIZE), level = 0;
-    ls_node *o = oi >= 0 ? strip(n->kids[oi]) : NULL;
+    ls_node *o = oi >= 0 ? ls_strip_casts(n->kids[oi]) : NULL;
     ls_entity *t = o && o->kind == CXCursor_UnaryOperator && o->op == CXUnaryOperator_AddrOf && o->nkids
                        ? ls_target_of(o->kids[0], &level) : NULL;
     int *cnt = q == 1 ? &rf.nr : &rf.nn;
@@ -240,7 +232,7 @@ static void rf_load(ls_func *f) {
 
 /* index of e among the known ranks (sizes), -1 if none */
 static int rf_find(ls_node *n, int size) {
-  n = strip(n);
+  n = ls_strip_casts(n);
   if (!n || n->kind != CXCursor_DeclRefExpr || !n->ent)
     return -1;
   for (int i = 0; i < (size ? rf.nn : rf.nr); i++)
@@ -251,10 +243,10 @@ static int rf_find(ls_node *n, int size) {
 
 /* n is the size of the communicator rank i belongs to (minus `minus`, a literal) */
 static int rf_size_of(ls_node *n, int i, int *minus) {
-  n = strip(n);
+  n = ls_strip_casts(n);
   *minus = 0;
   if (n && n->kind == CXCursor_BinaryOperator && n->op == CXBinaryOperator_Sub && n->nkids == 2) {
-    ls_node *k = strip(n->kids[1]);
+    ls_node *k = ls_strip_casts(n->kids[1]);
     if (!k || !k->ilit || k->ival != 1)
       return 0;
     *minus = 1;
@@ -278,11 +270,11 @@ static int mirror(int op) {
  * inequality "N(a,b)" of two keys, or another key; -2 when it has no key. With rank facts
  * a comparison at the edge of [0, n) becomes the equality it means. */
 static int canon(ls_func *f, ls_node *cond, char *out, size_t cap) {
-  ls_node *c = strip(cond);
+  ls_node *c = ls_strip_casts(cond);
   int neg = 0;
   while (c && c->kind == CXCursor_UnaryOperator && c->op == CXUnaryOperator_LNot && c->nkids == 1) {
     neg ^= 1;
-    c = strip(c->kids[0]);
+    c = ls_strip_casts(c->kids[0]);
   }
   if (!c)
     return -2;
@@ -300,7 +292,7 @@ static int canon(ls_func *f, ls_node *cond, char *out, size_t cap) {
       op = mirror(op);
     }
     int ri = rf_find(a, 0), ni = rf_find(a, 1), minus = 0;
-    ls_node *lb = strip(b);
+    ls_node *lb = ls_strip_casts(b);
     long long v = lb && lb->ilit ? lb->ival : 0;
     int lit = lb && lb->ilit;
     if (op == CXBinaryOperator_EQ || op == CXBinaryOperator_NE)
@@ -392,9 +384,9 @@ int ls_rank_fact(ls_func *f, ls_node *cond) {
  * rank facts) */
 static int of_color(ls_program *p, ls_func *f, ls_node *cond, ls_node *color) {
   char kc[512], kk[512];
-  ls_node *c = strip(cond);
+  ls_node *c = ls_strip_casts(cond);
   while (c && c->kind == CXCursor_UnaryOperator && c->op == CXUnaryOperator_LNot && c->nkids == 1)
-    c = strip(c->kids[0]);
+    c = ls_strip_casts(c->kids[0]);
   if (key(color, kk, sizeof kk)) {
     if (key(c, kc, sizeof kc) && !strcmp(kc, kk))
       return 1;
@@ -403,9 +395,9 @@ static int of_color(ls_program *p, ls_func *f, ls_node *cond, ls_node *color) {
         if (key(c->kids[s], kc, sizeof kc) && !strcmp(kc, kk) && !ls_expr_taint(p, NULL, c->kids[1 - s]))
           return 1;
   }
-  ls_node *pr = strip(color);
+  ls_node *pr = ls_strip_casts(color);
   if (pr && pr->kind == CXCursor_ConditionalOperator && pr->nkids == 3) {
-    ls_node *k1 = strip(pr->kids[1]), *k2 = strip(pr->kids[2]);
+    ls_node *k1 = ls_strip_casts(pr->kids[1]), *k2 = ls_strip_casts(pr->kids[2]);
     if (!k1 || !k2 || !k1->ilit || !k2->ilit || k1->ival == k2->ival)
       return 0;
     pr = pr->kids[0];
@@ -523,7 +515,7 @@ int ls_split_guarded_comm(ls_program *p, ls_func *f, ls_node *cond, ls_node *com
 }
 
 static int param_index(const ls_func *g, ls_node *a) {
-  a = strip(a);
+  a = ls_strip_casts(a);
   for (int i = 0; a && a->kind == CXCursor_DeclRefExpr && a->ent && i < g->nparams && i < 64; i++)
     if (g->params[i] == a->ent)
       return i;
@@ -635,7 +627,7 @@ static int stepped(const ls_node *n, const ls_entity *e) {
 
 /* the variables cond reads */
 static int cond_vars(ls_node *n, ls_entity **v, int *nv, int cap) {
-  n = strip(n);
+  n = ls_strip_casts(n);
   if (!n)
     return 1;
   if (n->kind == CXCursor_DeclRefExpr) {

@@ -9,16 +9,8 @@
 
 #include "lint.h"
 
-static ls_node *unwrap(ls_node *n) {
-  while (n && (n->kind == CXCursor_ParenExpr || n->kind == CXCursor_UnexposedExpr ||
-               n->kind == CXCursor_CStyleCastExpr || n->kind == CXCursor_CXXStaticCastExpr ||
-               n->kind == CXCursor_CXXFunctionalCastExpr) && n->nkids >= 1)
-    n = n->kids[n->nkids - 1];
-  return n;
-}
-
 static int lit_matches(ls_node *arg, const ls_rule_src *s) {
-  arg = unwrap(arg);
+  arg = ls_strip_casts(arg);
   if (!arg || arg->kind != CXCursor_StringLiteral || !arg->text)
     return 0;
   const char *t = arg->text;
@@ -81,7 +73,7 @@ static const ls_origin *content_taint(ls_program *p, const uint64_t *st, ls_node
 const ls_origin *ls_content_taint(ls_program *p, const uint64_t *st, ls_node *n) { return content_taint(p, st, n); }
 
 static const ls_origin *content_taint(ls_program *p, const uint64_t *st, ls_node *n) {
-  n = unwrap(n);
+  n = ls_strip_casts(n);
   if (n && n->kind == CXCursor_DeclRefExpr && n->ent && n->ent->kind != LS_ENT_FUNC)
     return n->ent->ptaint ? n->ent->ptaint : n->ent->taint;
   return ls_expr_taint(p, st, n);
@@ -109,12 +101,12 @@ static struct pathref *path_ref(const ls_node *n) {
 }
 
 static ls_entity *path_base(ls_node *m) {
-  ls_node *b = m->nkids ? unwrap(m->kids[0]) : NULL;
+  ls_node *b = m->nkids ? ls_strip_casts(m->kids[0]) : NULL;
   if (b && b->kind == CXCursor_DeclRefExpr && b->ent && (b->ent->kind == LS_ENT_VAR || b->ent->kind == LS_ENT_PARAM))
     return b->ent;
   if (b && b->kind == CXCursor_MemberRefExpr && b->ent && b->ent->kind == LS_ENT_FIELD) {
     /* a member object of `this` (C++: `pairall.proc` in a method): the member is the base */
-    ls_node *t = b->nkids ? unwrap(b->kids[0]) : NULL;
+    ls_node *t = b->nkids ? ls_strip_casts(b->kids[0]) : NULL;
     if (!t || t->kind == CXCursor_CXXThisExpr)
       return b->ent;
   }
@@ -210,7 +202,7 @@ static const ls_origin *flow_in(ls_program *p, const uint64_t *st, ls_node *n) {
   for (unsigned i = 0; i < n->nkids; i++) {
     if (!flow_arg(fl->from, fl->from_rest, i))
       continue;
-    ls_node *a = unwrap(n->kids[i]);
+    ls_node *a = ls_strip_casts(n->kids[i]);
     const ls_origin *o = a && a->kind == CXCursor_UnaryOperator && a->op == CXUnaryOperator_AddrOf && a->nkids
                              ? ls_expr_taint(p, st, a->kids[0])
                              : ls_expr_taint(p, st, a);
@@ -482,7 +474,7 @@ const ls_origin *ls_expr_taint(ls_program *p, const uint64_t *st, ls_node *n) {
  * *level counts dereferences on the way (> 0: the write lands in what the entity points to). */
 ls_entity *ls_target_of(ls_node *n, int *level) {
   for (;;) {
-    n = unwrap(n);
+    n = ls_strip_casts(n);
     if (!n)
       return NULL;
     switch (n->kind) {
@@ -623,7 +615,7 @@ static ls_entity *alias_of(const ls_entity *t) { return t && t->alias && !t->ali
 static void note_alias(ls_entity *t, int level, ls_node *rhs) {
   if (!t || level != 0 || t->kind != LS_ENT_VAR)
     return;
-  ls_node *a = unwrap(rhs);
+  ls_node *a = ls_strip_casts(rhs);
   int l2 = 0;
   ls_entity *x = a && a->kind == CXCursor_UnaryOperator && a->op == CXUnaryOperator_AddrOf && a->nkids
                      ? ls_target_of(a->kids[0], &l2)
@@ -809,10 +801,10 @@ static int is_base(const ls_entity *t) { return t && t->kind != LS_ENT_FUNC; }
 /* The object a receive buffer `&x` / `&s.m` delivers into as a whole, else NULL (an element,
  * `buf`, `c->buf[2]`: only part of it). */
 static ls_entity *whole_object(ls_node *arg) {
-  arg = unwrap(arg);
+  arg = ls_strip_casts(arg);
   if (!arg || arg->kind != CXCursor_UnaryOperator || arg->op != CXUnaryOperator_AddrOf || !arg->nkids)
     return NULL;
-  ls_node *o = unwrap(arg->kids[0]);
+  ls_node *o = ls_strip_casts(arg->kids[0]);
   if (!o || (o->kind != CXCursor_DeclRefExpr && o->kind != CXCursor_MemberRefExpr))
     return NULL;
   int level = 0;

@@ -7,21 +7,13 @@
 #include "checks/check.h"
 #include "split_comm.h"
 
-static ls_node *strip(ls_node *n) {
-  while (n && (n->kind == CXCursor_ParenExpr || n->kind == CXCursor_UnexposedExpr ||
-               n->kind == CXCursor_CStyleCastExpr || n->kind == CXCursor_CXXStaticCastExpr ||
-               n->kind == CXCursor_CXXFunctionalCastExpr) && n->nkids >= 1)
-    n = n->kids[n->nkids - 1];
-  return n;
-}
-
 /* A communicator handle differs on every rank whatever it is (split results, per-device
  * tables `comms[dev]`), so its value's rank dependence says nothing. What matters is a rank
  * *choosing between* communicators: a conditional on the rank, unless both sides are
  * communicators split by the color that condition tests (each rank then picks its own
  * group's, as a split does). The rank-dependent condition's origin, else NULL. */
 static const ls_origin *comm_choice(ls_check_ctx *c, const uint64_t *st, ls_node *e) {
-  e = strip(e);
+  e = ls_strip_casts(e);
   if (!e)
     return NULL;
   if (e->kind == CXCursor_ConditionalOperator && e->nkids == 3) {
@@ -38,7 +30,7 @@ static const ls_origin *comm_choice(ls_check_ctx *c, const uint64_t *st, ls_node
  * an assignment under a rank-dependent branch (`if (rank % 2) c = world;`). */
 static const ls_origin *comm_taint(ls_check_ctx *c, const uint64_t *st, ls_node *arg) {
   const ls_origin *o = comm_choice(c, st, arg);
-  ls_node *a = strip(arg);
+  ls_node *a = ls_strip_casts(arg);
   if (o || !a || a->kind != CXCursor_DeclRefExpr || !a->ent || a->ent->kind != LS_ENT_VAR || !ls_expr_taint(c->p, st, a))
     return o; /* only locals: a parameter's or a field's writes lie elsewhere */
   ls_func *f = c->f;
