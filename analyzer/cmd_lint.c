@@ -418,7 +418,11 @@ static int lint_main(int argc, char **argv) {
     char wpath[PATH_MAX + 32];
     struct stat wst;
     snprintf(wpath, sizeof wpath, "%s/lockstep-wrappers.json", cdb);
-    if (stat(wpath, &wst) == 0 && ls_rules_load(&rules, a, ls_strdup(a, wpath)))
+    int given = 0; /* also named by --rules: loaded once */
+    char rw[PATH_MAX], rg[PATH_MAX];
+    for (size_t k = 0; k < rules_files.n && realpath(wpath, rw); k++)
+      given |= realpath(rules_files.v[k], rg) && !strcmp(rw, rg);
+    if (!given && stat(wpath, &wst) == 0 && ls_rules_load(&rules, a, ls_strdup(a, wpath)))
       goto out;
   }
   if (ls_rules_link(&rules, a))

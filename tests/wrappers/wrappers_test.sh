@@ -29,6 +29,8 @@ check() { # name rc output
 out=$("$lockstep" lint -p "$work/db" 2>&1); check "-p loads DIR/lockstep-wrappers.json" $? "$out"
 out=$("$lockstep" lint --rules "$proj/lockstep-wrappers.json" "$proj/user.cpp" -- -std=c++17 -I/usr/local/cuda/include 2>&1)
 check "--rules FILE adds the wrappers to the default rules" $? "$out"
+out=$("$lockstep" lint -p "$work/db" --rules "$work/db/lockstep-wrappers.json" 2>&1)
+check "-p with its own wrappers file also given by --rules: loaded once" $? "$out"
 out=$("$lockstep" lint -p "$work/plain" 2>&1); rc=$?
 if [ $rc -ne 0 ] || grep -q 'warning:.*\[' <<<"$out"; then
   echo "FAIL: without the wrappers file the calls are unknown: want exit 0, no findings (rc=$rc)"; echo "$out"; fail=1
