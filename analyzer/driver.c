@@ -262,6 +262,5 @@ void ls_checks_run(ls_program *p, ls_vec *findings) {
   free(c.below.v);
   free(c.starts.v);
   free(c.p2p.v);
-  free(c.errp);
-  free(c.gnorm);
+  ls_errpath_free(&c);
 }

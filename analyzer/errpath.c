@@ -14,6 +14,7 @@
 #include "checks/check.h"
 
 enum { R_NONE, R_STATUS, R_ALLOC, R_MIXED };
+#define ERR_BUDGET 4096 /* blocks one finding's walk may visit (a long function has many findings) */
 
 static ls_node *bare(ls_node *n) {
   while (n && (n->kind == CXCursor_ParenExpr || n->kind == CXCursor_UnexposedExpr || n->kind == CXCursor_CStyleCastExpr ||
@@ -188,13 +189,19 @@ static int fail_side(ls_check_ctx *c, struct vars *v, ls_block *k) {
 
 void ls_errpath_analyze(ls_check_ctx *c) {
   ls_func *f = c->f;
-  if ((size_t)f->nblocks > c->errcap) {
+  if ((size_t)f->nblocks + 1 > c->errcap) {
     free(c->errp);
-    c->errcap = (size_t)f->nblocks * 2;
+    free(c->errseen);
+    free(c->errstk);
+    c->errcap = (size_t)f->nblocks * 2 + 1;
     c->errp = malloc(c->errcap);
-    if (!c->errp)
+    c->errseen = calloc(c->errcap, sizeof *c->errseen);
+    c->errstk = malloc(c->errcap * sizeof *c->errstk);
+    c->errgen = 0;
+    if (!c->errp || !c->errseen || !c->errstk)
       abort();
   }
+  c->errnbuilt = 0;
   memset(c->errp, 0, (size_t)f->nblocks);
   c->errany = 0;
   struct vars v = {0};
@@ -241,13 +248,61 @@ int ls_errpath_block(const ls_check_ctx *c, const ls_block *k) {
   return c->errany && k && k->id >= 0 && k->id < c->f->nblocks && (c->errp[k->id] & 1);
 }
 
-/* The block of f whose items hold n, or NULL */
-static ls_block *block_of(const ls_func *f, const ls_node *n) {
-  for (int b = 0; b < f->nblocks; b++)
-    for (int i = 0; i < f->blocks[b]->nitems; i++)
-      if (f->blocks[b]->items[i] == n)
-        return f->blocks[b];
-  return NULL;
+/* A fresh generation of c->errseen (cleared when the counter wraps) */
+static unsigned fresh(ls_check_ctx *c) {
+  if (++c->errgen == 0) {
+    memset(c->errseen, 0, c->errcap * sizeof *c->errseen);
+    c->errgen = 1;
+  }
+  return c->errgen;
+}
+
+/* The block of c->f whose items hold n, or NULL: a hash of the items, built once per function */
+static ls_block *block_of(ls_check_ctx *c, const ls_node *n) {
+  ls_func *f = c->f;
+  if (!n)
+    return NULL;
+  if (!c->errnbuilt) {
+    size_t items = 0;
+    for (int b = 0; b < f->nblocks; b++)
+      items += (size_t)f->blocks[b]->nitems;
+    size_t cap = 16;
+    while (cap < 2 * items + 2)
+      cap <<= 1;
+    if (cap > c->errncap) {
+      free(c->errnk);
+      free(c->errnb);
+      c->errncap = cap;
+      c->errnk = malloc(cap * sizeof *c->errnk);
+      c->errnb = malloc(cap * sizeof *c->errnb);
+      if (!c->errnk || !c->errnb)
+        abort();
+    }
+    memset(c->errnk, 0, c->errncap * sizeof *c->errnk);
+    for (int b = 0; b < f->nblocks; b++)
+      for (int i = 0; i < f->blocks[b]->nitems; i++) {
+        const ls_node *m = f->blocks[b]->items[i];
+        size_t j = ((uintptr_t)m >> 4) * 2654435761u & (c->errncap - 1);
+        while (c->errnk[j] && c->errnk[j] != m)
+          j = (j + 1) & (c->errncap - 1);
+        if (!c->errnk[j])
+          c->errnk[j] = m, c->errnb[j] = f->blocks[b];
+      }
+    c->errnbuilt = 1;
+  }
+  size_t j = ((uintptr_t)n >> 4) * 2654435761u & (c->errncap - 1);
+  while (c->errnk[j] && c->errnk[j] != n)
+    j = (j + 1) & (c->errncap - 1);
+  return c->errnk[j] ? c->errnb[j] : NULL;
+}
+
+void ls_errpath_free(ls_check_ctx *c) {
+  free(c->errp);
+  free(c->errseen);
+  free(c->errstk);
+  free(c->errnk);
+  free(c->errnb);
+  free(c->gnorm);
 }
 
 static ls_block *fail_succ(const ls_check_ctx *c, const ls_block *t) {
@@ -258,13 +313,10 @@ ls_block *ls_errpath_why(ls_check_ctx *c, ls_block *k) {
   if (!ls_errpath_block(c, k))
     return NULL;
   /* back through error blocks to a failure test whose failure side leads here */
-  ls_func *f = c->f;
-  unsigned char *seen = calloc((size_t)f->nblocks + 1, 1);
-  ls_block **q = malloc(((size_t)f->nblocks + 1) * sizeof *q), *why = NULL;
-  if (!seen || !q)
-    abort();
+  unsigned g = fresh(c);
+  ls_block **q = c->errstk, *why = NULL;
   int qh = 0, qt = 0;
-  seen[k->id] = 1;
+  c->errseen[k->id] = g;
   q[qt++] = k;
   while (qh < qt && !why) {
     ls_block *x = q[qh++];
@@ -272,14 +324,12 @@ ls_block *ls_errpath_why(ls_check_ctx *c, ls_block *k) {
       ls_block *t = x->pred[i];
       if (fail_succ(c, t) == x)
         why = t;
-      else if ((c->errp[t->id] & 1) && !seen[t->id]) {
-        seen[t->id] = 1;
+      else if ((c->errp[t->id] & 1) && c->errseen[t->id] != g) {
+        c->errseen[t->id] = g;
         q[qt++] = t;
       }
     }
   }
-  free(seen);
-  free(q);
   return why;
 }
 
@@ -297,14 +347,14 @@ ls_block *ls_errpath_into(ls_check_ctx *c, ls_block *k) {
 }
 
 ls_block *ls_errpath_at(ls_check_ctx *c, const ls_node *n) {
-  return c->errany && n ? ls_errpath_why(c, block_of(c->f, n)) : NULL;
+  return c->errany && n ? ls_errpath_why(c, block_of(c, n)) : NULL;
 }
 
 ls_block *ls_errpath_skip(ls_check_ctx *c, ls_block *b, const ls_node *at) {
   if (!c->errany)
     return NULL;
   ls_func *f = c->f;
-  ls_block *ab = at ? block_of(f, at) : NULL, *why;
+  ls_block *ab = block_of(c, at), *why;
   /* b on an error path, b a failure test (its sides: failed or not), at only after one */
   if ((why = ls_errpath_why(c, b)) || (!b->is_loop && (c->errp[b->id] & 2)) || (why = ls_errpath_why(c, ab)))
     return why ? why : b;
@@ -315,16 +365,16 @@ ls_block *ls_errpath_skip(ls_check_ctx *c, ls_block *b, const ls_node *at) {
   /* does a normal path from b leave the function without passing at? (back at b: the same
    * choice again, whose other ways out the walk takes anyway) Else what skips at is the
    * failure side of a test on the way: the first one met names the finding's error path. */
-  unsigned char *seen = calloc((size_t)f->nblocks + 1, 1);
-  ls_block **stk = malloc(((size_t)f->nblocks + 1) * sizeof *stk);
-  if (!seen || !stk)
-    abort();
-  int sp = 0, escapes = 0;
-  seen[b->id] = 1;
-  seen[ab->id] = 1;
+  unsigned g = fresh(c);
+  ls_block **stk = c->errstk;
+  int sp = 0, escapes = 0, budget = ERR_BUDGET;
+  c->errseen[b->id] = g;
+  c->errseen[ab->id] = g;
   stk[sp++] = b;
   while (sp && !escapes) {
     ls_block *k = stk[--sp];
+    if (--budget < 0)
+      return NULL; /* too far to tell: the finding stays on the normal path */
     if (k == f->exit || k == f->vexit || k == f->abort_blk || k == f->killall) {
       escapes = 1;
       break;
@@ -333,14 +383,12 @@ ls_block *ls_errpath_skip(ls_check_ctx *c, ls_block *b, const ls_node *at) {
       why = k;
     for (int s = 0; s < k->nsucc; s++) {
       ls_block *t = k->succ[s];
-      if ((c->errp[t->id] & 1) || seen[t->id])
+      if ((c->errp[t->id] & 1) || c->errseen[t->id] == g)
         continue;
-      seen[t->id] = 1;
+      c->errseen[t->id] = g;
       stk[sp++] = t;
     }
   }
-  free(seen);
-  free(stk);
   return escapes ? NULL : why;
 }
 

@@ -32,6 +32,14 @@ typedef struct ls_check_ctx {
   int errany;
   uint32_t *gnorm;   /* group.c, when errany: each block's gout on the normal run alone */
   size_t gnormcap;
+  /* errpath.c's scratch, sized by errcap: walk marks (by block id, generation errgen), a
+   * stack, and the blocks of f's items (hash, built at the first question about a call) */
+  unsigned *errseen, errgen;
+  ls_block **errstk;
+  const ls_node **errnk;
+  ls_block **errnb;
+  size_t errncap;
+  int errnbuilt;
 } ls_check_ctx;
 
 /* ---- events: what a collective sequence is made of ---- */
@@ -106,6 +114,8 @@ ls_block *ls_errpath_at(ls_check_ctx *c, const ls_node *n);
  * or at's block is an error block, b is a failure test, or every normal path from b passes
  * at (what skips at is a failure side): that failure test, else NULL. */
 ls_block *ls_errpath_skip(ls_check_ctx *c, ls_block *b, const ls_node *at);
+/* Frees c's error-path state and scratch (the driver, after the last function). */
+void ls_errpath_free(ls_check_ctx *c);
 /* Tags fd as an error-path finding with a note at why's condition; nothing for why NULL. */
 void ls_errpath_tag(ls_check_ctx *c, ls_finding *fd, const ls_block *why);
 
