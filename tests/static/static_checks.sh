@@ -7,7 +7,7 @@ set -eu
 what=$1
 SRC=$(cd "$2" && pwd)
 BUILD=$(cd "$3" && pwd)
-files=$(cd "$SRC" && ls cli/*.c common/*.c rules/*.c analyzer/*.c analyzer/checks/*.c runtime/*.c runtime/*/*.c)
+files=$(cd "$SRC" && ls cli/*.c common/*.c rules/*.c analyzer/*.c analyzer/checks/*.c runtime/*.c runtime/*/*.c runtime/*/*/*.c)
 case $what in
   tidy)
     TIDY=${LS_CLANG_TIDY:-clang-tidy-19}
