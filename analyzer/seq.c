@@ -162,6 +162,7 @@ static const char *norm(ls_program *p, struct ls_sbuf *b, ls_node *n) {
 }
 
 const char *ls_arg_norm(ls_program *p, struct ls_sbuf *b, ls_node *n) { return norm(p, b, n); }
+const char *ls_norm_text(ls_check_ctx *c, ls_node *n) { return norm(c->p, &c->nbuf, n); }
 
 /* ---- events ---- */
 /* the text of n under sub, in b (valid until b's next use) */
@@ -580,7 +581,7 @@ static void walk_in(ls_check_ctx *c, ls_block *k, int depth, struct ls_evlist *o
     k->mark = c->gen;
     for (int i = 0; i < k->nitems && out->n < LS_MAXEV; i++) {
       ls_node *n = k->items[i];
-      if (p2p ? ls_is_p2p(n) : (ls_is_coll(n) || ls_is_helper_call(n))) {
+      if (p2p == 2 ? ls_is_coll(n) || ls_is_blocking_p2p(n) : p2p ? ls_is_p2p(n) : (ls_is_coll(n) || ls_is_helper_call(n))) {
         out->why[out->n] = NULL;
         out->v[out->n++] = n;
       }

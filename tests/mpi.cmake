@@ -22,7 +22,7 @@ endif()
 # checks "counts" arrays.)
 set(LOCKSTEP_MPI_LINT_KNOWN_TO_FAIL)
 # Runs the watchdog must end (exit 86, a timeout in compare's report).
-set(LOCKSTEP_MPI_WATCHDOG hang nonblocking_hang early_finalize finalize_in_branch split_subset)
+set(LOCKSTEP_MPI_WATCHDOG hang nonblocking_hang early_finalize finalize_in_branch p2p_collective_cross split_subset)
 
 set(_mpi_lint_flags)
 foreach(_d ${MPI_C_INCLUDE_DIRS})

@@ -5,6 +5,8 @@
 #ifndef LOCKSTEP_CHECK_H
 #define LOCKSTEP_CHECK_H
 
+#include <string.h>
+
 #include "lint.h"
 #include "rule_ids.h"
 
@@ -86,6 +88,13 @@ struct ls_evlist { ls_node *v[LS_MAXEV]; const ls_block *why[LS_MAXEV]; int n; i
  * `stop` (or the function's exit), within c->budget blocks; blocks marked c->gen are not
  * entered again (bump c->gen before a walk). */
 void ls_walk(ls_check_ctx *c, ls_block *k, ls_block *stop, struct ls_evlist *out, int p2p);
+/* The normalized text of expression n, as fingerprints compare it (kept with n). */
+const char *ls_norm_text(ls_check_ctx *c, ls_node *n);
+/* A blocking point-to-point call (rules kind blocking_p2p); ls_walk with p2p == 2 lists these
+ * and the collectives. */
+static inline int ls_is_blocking_p2p(const ls_node *n) {
+  return n->kind == CXCursor_CallExpr && n->ent && n->ent->rule && !strcmp(n->ent->rule->kind_name, "blocking_p2p");
+}
 
 /* ---- group depth (group.c) ---- */
 /* f's depth masks (gin/gout), c's below/starts/first_start/p2p, and whether f is a begin/end
@@ -139,5 +148,6 @@ void ls_check_rank_divergent_collective(ls_check_ctx *c);
 void ls_check_unbalanced_group(ls_check_ctx *c);
 void ls_check_rank_dependent_argument(ls_check_ctx *c);
 void ls_check_ungrouped_p2p(ls_check_ctx *c);
+void ls_check_p2p_collective_order(ls_check_ctx *c);
 
 #endif
