@@ -223,7 +223,7 @@ static void expr(struct builder *b, ls_node *n) {
         b->cur = new_block(b);
         edge(b, k, b->cur);
       }
-    } else if (is_noreturn_call(n)) {
+    } else if (n->ent && is_noreturn_call(n)) {
       /* a job-wide abort takes every rank down: no rank is left waiting in a collective */
       int all = (n->ent->rule && !strcmp(n->ent->rule->kind_name, "comm_abort")) ||
                 (n->ent->def && n->ent->def->kills_all);

@@ -282,7 +282,7 @@ static int canon(ls_func *f, ls_node *cond, char *out, size_t cap) {
   int res = -1, eq = -1; /* eq: 1 "a == b", 0 "a != b" */
   ls_node *a = NULL, *b = NULL;
   if (c->kind == CXCursor_BinaryOperator && c->nkids == 2 && is_cmp(c->op)) {
-    int op = c->op;
+    int op = (uint8_t)c->op; /* operator kinds are small and non-negative */
     a = c->kids[0];
     b = c->kids[1];
     if (rf_find(a, 0) < 0 && rf_find(a, 1) < 0 && (rf_find(b, 0) >= 0 || rf_find(b, 1) >= 0)) {

@@ -1042,7 +1042,7 @@ static int cip_meet(const int *po, const int *ip, int a, int b) {
 static void continuing_postdom(ls_program *p, ls_func *f) {
   int n = f->nblocks, X = n, sp = 0, nl = 0, no = 0, any = 0;
   f->cip = NULL;
-  char *goes = calloc((size_t)n + 1, 1), *vis = calloc((size_t)n + 1, 1), *tox = calloc((size_t)n + 1, 1);
+  unsigned char *goes = calloc((size_t)n + 1, 1), *vis = calloc((size_t)n + 1, 1), *tox = calloc((size_t)n + 1, 1);
   int *stk = malloc(((size_t)n + 1) * sizeof *stk), *lv = malloc(((size_t)n + 1) * sizeof *lv);
   int *po = malloc(((size_t)n + 1) * sizeof *po), *ip = malloc(((size_t)n + 1) * sizeof *ip);
   int *order = malloc(((size_t)n + 1) * sizeof *order);
