@@ -135,6 +135,7 @@ typedef struct ls_block {
   ls_node *thrown;          /* the throw (or a call that may throw) whose exception leaves the
                              * function from this block (its edge goes to the abort sink) */
   int capitems, capsucc, cappred;
+  int trips1;               /* seq.c: a counted loop's trip count + 2, 1: not one, 0: not asked yet */
 } ls_block;
 _Static_assert(sizeof(ls_block) <= 192, "ls_block: three cache lines at most");
 
@@ -174,6 +175,7 @@ typedef struct ls_func {
   /* a virtual method: the methods of base classes it overrides, transitively (wrappers.c) */
   ls_entity **overrides; int noverrides;
   int wr_issues;            /* wrappers.c: 0 not asked, 1 its body calls no API or defined function, 2 it may */
+  int trips_done;           /* seq.c: every loop block's trips1 is set */
 } ls_func;
 
 typedef struct ls_tu_info {

@@ -3,6 +3,7 @@
  * chain (a helper call counts as its own sequence's hash), memoized in the blocks; the
  * alternatives of a branch are equal when their regions are equal. Also the bounded walks
  * that list the first calls of a branch's sides for a report. */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -313,24 +314,27 @@ static int fold(ls_node *n, long long *v) {
   }
 }
 
-static ls_node *for_of(ls_node *n, const ls_node *cond) {
+/* every for statement under n whose condition is a loop block's (by: the loop blocks of the
+ * function, by condition node), its trip count into that block */
+static long long trips_of(ls_node *fs);
+static void fors_under(ls_node *n, ls_block **by, size_t cap) {
   if (!n)
-    return NULL;
-  if (n->kind == CXCursor_ForStmt && n->nkids == 4 && n->kids[1] && bare(n->kids[1]) == cond)
-    return n;
-  for (unsigned i = 0; i < n->nkids; i++) {
-    ls_node *r = for_of(n->kids[i], cond);
-    if (r)
-      return r;
+    return;
+  if (n->kind == CXCursor_ForStmt && n->nkids == 4 && n->kids[1]) {
+    const ls_node *c = bare(n->kids[1]);
+    for (size_t j = ((uintptr_t)c >> 4) & (cap - 1); by[j]; j = (j + 1) & (cap - 1))
+      if (by[j]->cond == c) {
+        long long t = trips_of(n);
+        by[j]->trips1 = t < 0 || t > INT_MAX - 2 ? 1 : (int)t + 2;
+        break;
+      }
   }
-  return NULL;
+  for (unsigned i = 0; i < n->nkids; i++)
+    fors_under(n->kids[i], by, cap);
 }
 
-/* the trip count of the for loop whose condition block is k, or -1 */
-static long long trips(const ls_func *f, const ls_block *k) {
-  ls_node *fs = k->cond ? for_of(f->body, k->cond) : NULL;
-  if (!fs)
-    return -1;
+/* the trip count of the counted for loop fs, or -1 */
+static long long trips_of(ls_node *fs) {
   ls_node *init = bare(fs->kids[0]), *cond = bare(fs->kids[1]), *inc = bare(fs->kids[2]);
   ls_entity *i = NULL;
   long long a, b;
@@ -361,6 +365,37 @@ static long long trips(const ls_func *f, const ls_block *k) {
   else
     return -1;
   return t < 0 ? 0 : t;
+}
+
+/* the trip count of the for loop whose condition block is k, or -1. Computed for all of f's
+ * loops in one walk of its body at the first question: a search of the body per loop was
+ * quadratic in a long function, and the report walks ask about the same loops again. */
+static long long trips(ls_func *f, ls_block *k) {
+  if (!f->trips_done) {
+    f->trips_done = 1;
+    size_t cap = 16;
+    while (cap < 2 * (size_t)f->nblocks)
+      cap <<= 1;
+    ls_block **by = calloc(cap, sizeof *by);
+    if (!by)
+      abort();
+    int any = 0;
+    for (int b = 0; b < f->nblocks; b++) {
+      ls_block *l = f->blocks[b];
+      l->trips1 = 1;
+      if (l->is_loop && l->cond) {
+        size_t j = ((uintptr_t)l->cond >> 4) & (cap - 1);
+        while (by[j])
+          j = (j + 1) & (cap - 1);
+        by[j] = l;
+        any = 1;
+      }
+    }
+    if (any)
+      fors_under(f->body, by, cap);
+    free(by);
+  }
+  return k->trips1 <= 1 ? -1 : k->trips1 - 2;
 }
 
 static int expand(ls_check_ctx *c, ls_block *k, ls_block *stop, const struct ls_sub *sub, struct xlist *out, int depth) {
