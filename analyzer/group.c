@@ -77,9 +77,7 @@ static int pure_cond(const ls_node *n) {
     return 1;
   if (n->kind == CXCursor_CallExpr || n->kind == CXCursor_CompoundAssignOperator ||
       (n->kind == CXCursor_BinaryOperator && n->op == CXBinaryOperator_Assign) ||
-      (n->kind == CXCursor_UnaryOperator &&
-       (n->op == CXUnaryOperator_PreInc || n->op == CXUnaryOperator_PreDec || n->op == CXUnaryOperator_PostInc ||
-        n->op == CXUnaryOperator_PostDec)))
+      (n->kind == CXCursor_UnaryOperator && ls_is_incdec(n->op)))
     return 0;
   for (unsigned i = 0; i < n->nkids; i++)
     if (!pure_cond(n->kids[i]))
@@ -116,9 +114,7 @@ static int reads_through(const ls_node *n, const ls_entity *e) {
 static int hidden_write(const ls_node *n, const ls_node *cond) {
   if (!n)
     return 0;
-  if (n->kind == CXCursor_UnaryOperator && n->nkids == 1 &&
-      (n->op == CXUnaryOperator_PreInc || n->op == CXUnaryOperator_PreDec || n->op == CXUnaryOperator_PostInc ||
-       n->op == CXUnaryOperator_PostDec || n->op == CXUnaryOperator_AddrOf)) {
+  if (ls_unary_may_write(n)) {
     ls_node *t = bare(n->kids[0]);
     if (t && t->ent && reads_ent(cond, t->ent))
       return 1;

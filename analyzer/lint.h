@@ -94,6 +94,16 @@ static inline ls_node_x *ls_node_ext(ls_arena *a, ls_node *n) { /* n's rare fiel
   return n->x;
 }
 
+/* ++ or -- on its operand */
+static inline int ls_is_incdec(int op) {
+  return op == CXUnaryOperator_PostInc || op == CXUnaryOperator_PostDec || op == CXUnaryOperator_PreInc ||
+         op == CXUnaryOperator_PreDec;
+}
+/* a unary operator through which its operand may be written: ++, --, or & (handed on) */
+static inline int ls_unary_may_write(const ls_node *n) {
+  return n->kind == CXCursor_UnaryOperator && n->nkids == 1 && (ls_is_incdec(n->op) || n->op == CXUnaryOperator_AddrOf);
+}
+
 /* The expression under parentheses, implicit conversions and value-preserving casts (C,
  * static_cast, functional): what a value is, for the rules that compare or classify it. */
 static inline ls_node *ls_strip_casts(ls_node *n) {

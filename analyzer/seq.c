@@ -64,10 +64,7 @@ static int writes(ls_node *n, const ls_entity *e) {
   if (((n->kind == CXCursor_BinaryOperator && n->op == CXBinaryOperator_Assign) ||
        n->kind == CXCursor_CompoundAssignOperator) && n->nkids == 2 && ls_target_of(n->kids[0], &level) == e)
     return 1;
-  if (n->kind == CXCursor_UnaryOperator && n->nkids == 1 &&
-      (n->op == CXUnaryOperator_AddrOf || n->op == CXUnaryOperator_PreInc || n->op == CXUnaryOperator_PostInc ||
-       n->op == CXUnaryOperator_PreDec || n->op == CXUnaryOperator_PostDec) &&
-      ls_target_of(n->kids[0], &level) == e)
+  if (ls_unary_may_write(n) && ls_target_of(n->kids[0], &level) == e)
     return 1;
   for (unsigned i = 0; i < n->nkids; i++)
     if (writes(n->kids[i], e))

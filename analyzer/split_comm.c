@@ -71,8 +71,7 @@ static int key(ls_node *n, char *b, size_t cap) {
     return snprintf(b + k, cap - k, ".%s", n->ent->key) < (int)(cap - k);
   }
   case CXCursor_UnaryOperator:
-    if (n->nkids != 1 || n->op == CXUnaryOperator_PostInc || n->op == CXUnaryOperator_PostDec ||
-        n->op == CXUnaryOperator_PreInc || n->op == CXUnaryOperator_PreDec)
+    if (n->nkids != 1 || ls_is_incdec(n->op))
       return 0;
     snprintf(b, cap, "u%d(", n->op);
     {
@@ -169,10 +168,7 @@ static int writes_of(ls_node *n, const ls_entity *e) {
   if (!n)
     return 0;
   int w = 0, level = 0;
-  if (n->kind == CXCursor_UnaryOperator && n->nkids == 1 &&
-      (n->op == CXUnaryOperator_AddrOf || n->op == CXUnaryOperator_PreInc || n->op == CXUnaryOperator_PostInc ||
-       n->op == CXUnaryOperator_PreDec || n->op == CXUnaryOperator_PostDec) &&
-      ls_target_of(n->kids[0], &level) == e)
+  if (ls_unary_may_write(n) && ls_target_of(n->kids[0], &level) == e)
     w++;
   else if ((n->kind == CXCursor_BinaryOperator && n->op == CXBinaryOperator_Assign && n->nkids == 2) ||
            (n->kind == CXCursor_CompoundAssignOperator && n->nkids == 2)) {
@@ -614,10 +610,7 @@ static int stepped(const ls_node *n, const ls_entity *e) {
   if (kn && (!strcmp(kn, "rank_query") || !strcmp(kn, "size_query")))
     return 0; /* the query that sets it: one between the branches is an item, seen below */
   int level = 0;
-  if (n->kind == CXCursor_UnaryOperator && n->nkids == 1 &&
-      (n->op == CXUnaryOperator_AddrOf || n->op == CXUnaryOperator_PreInc || n->op == CXUnaryOperator_PostInc ||
-       n->op == CXUnaryOperator_PreDec || n->op == CXUnaryOperator_PostDec) &&
-      ls_target_of(n->kids[0], &level) == e)
+  if (ls_unary_may_write(n) && ls_target_of(n->kids[0], &level) == e)
     return 1;
   for (unsigned i = 0; i < n->nkids; i++)
     if (stepped(n->kids[i], e))

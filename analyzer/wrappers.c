@@ -140,9 +140,7 @@ static void visit(struct scan *s, ls_node *n, int cond) {
     }
     break;
   case CXCursor_UnaryOperator: /* n++ or &n of a parameter: it may no longer be what the caller passed */
-    if (n->nkids == 1 && writes_param(n->kids[0]) &&
-        (n->op == CXUnaryOperator_PostInc || n->op == CXUnaryOperator_PostDec || n->op == CXUnaryOperator_PreInc ||
-         n->op == CXUnaryOperator_PreDec || n->op == CXUnaryOperator_AddrOf))
+    if (ls_unary_may_write(n) && writes_param(n->kids[0]))
       s->bad = 1;
     break;
   case CXCursor_CompoundAssignOperator:
