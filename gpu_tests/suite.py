@@ -1257,7 +1257,7 @@ class Suite:
                       f"{r.get('program_calls')} | {r.get('aborts_recorded')} | {r.get('compare_classes')} |")
         md += ["", "The threads take one global turn order, identical on every rank, and wait for "
                "each collective before passing the turn (NCCL communicators used concurrently in "
-               "different orders can deadlock by themselves). The CPU tests (runtime_stress_*) "
+               "different orders can deadlock by themselves). The CPU tests (runtime.stress_*) "
                "cover the free-running and fork/signal/exit cases against the stand-in.", ""]
         self.summary["steps"]["stress"] = res
         self.md += md

@@ -43,7 +43,8 @@ endif()
 
 foreach(_fx ${LOCKSTEP_FIXTURES})
   file(RELATIVE_PATH _rel ${PROJECT_SOURCE_DIR}/fixtures ${_fx})
-  string(REGEX REPLACE "[/]" "." _name "${_rel}")
+  string(REGEX REPLACE "\\.[^./]*$" "" _name "${_rel}")   # case: the file name without extension
+  string(REPLACE "/" "." _name "${_name}")
   add_test(NAME fixture.compile.${_name}
            COMMAND bash ${PROJECT_SOURCE_DIR}/tests/fixtures/compile_fixture.sh ${_fx}
                    ${CMAKE_CURRENT_BINARY_DIR}/fixtures_bin ${LOCKSTEP_CUDA_INCLUDE_DIR}

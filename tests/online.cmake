@@ -1,7 +1,7 @@
 # tests/online.cmake — the online side channel: with real Open MPI ranks (the MPI
 # fixtures' binaries, built by tests/mpi.cmake), across simulated hosts (the shared
 # directory's logs), the policies, beside the stand-in NCCL tests in
-# tests/runtime.cmake (runtime_online*).
+# tests/runtime.cmake (runtime.online*).
 add_executable(ls_prog_online ${CMAKE_CURRENT_SOURCE_DIR}/runtime/prog_online.c)
 set_target_properties(ls_prog_online PROPERTIES RUNTIME_OUTPUT_DIRECTORY
                       ${CMAKE_CURRENT_BINARY_DIR}/runtime)
@@ -18,22 +18,22 @@ set(LS_ONLINE_ENV
   "LS_FAKECUDA=${CMAKE_CURRENT_BINARY_DIR}/runtime/fakecuda"
   "LS_TMPROOT=${CMAKE_CURRENT_BINARY_DIR}/runtime/tmp")
 foreach(t online_xhost online_xhost_reject online_abort)
-  add_test(NAME runtime_${t} COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/runtime/t_${t}.sh)
-  set_tests_properties(runtime_${t} PROPERTIES TIMEOUT 60 ENVIRONMENT "${LS_ONLINE_ENV}"
+  add_test(NAME runtime.${t} COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/runtime/t_${t}.sh)
+  set_tests_properties(runtime.${t} PROPERTIES TIMEOUT 60 ENVIRONMENT "${LS_ONLINE_ENV}"
                        SKIP_RETURN_CODE 77)
 endforeach()
 
 if(TARGET mpi_fixture_op_mismatch AND TARGET mpi_fixture_count_mismatch
    AND TARGET mpi_fixture_early_finalize)
-  add_test(NAME runtime_online_mpi
+  add_test(NAME runtime.online_mpi
            COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/runtime/t_online_mpi.sh $<TARGET_FILE:lockstep>
                    $<TARGET_FILE:mpi_fixture_op_mismatch> $<TARGET_FILE:mpi_fixture_count_mismatch>
                    $<TARGET_FILE:mpi_fixture_early_finalize>)
-  set_tests_properties(runtime_online_mpi PROPERTIES TIMEOUT 200 RUN_SERIAL TRUE
+  set_tests_properties(runtime.online_mpi PROPERTIES TIMEOUT 200 RUN_SERIAL TRUE
                        SKIP_RETURN_CODE 77 ENVIRONMENT "LS_TMPROOT=${CMAKE_CURRENT_BINARY_DIR}/runtime/tmp" LABELS "mpi;runtime")
-  add_test(NAME runtime_online_xhost_mpi
+  add_test(NAME runtime.online_xhost_mpi
            COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/runtime/t_online_xhost_mpi.sh $<TARGET_FILE:lockstep>
                    $<TARGET_FILE:mpi_fixture_op_mismatch>)
-  set_tests_properties(runtime_online_xhost_mpi PROPERTIES TIMEOUT 150 RUN_SERIAL TRUE
+  set_tests_properties(runtime.online_xhost_mpi PROPERTIES TIMEOUT 150 RUN_SERIAL TRUE
                        SKIP_RETURN_CODE 77 ENVIRONMENT "LS_TMPROOT=${CMAKE_CURRENT_BINARY_DIR}/runtime/tmp" LABELS "mpi;runtime")
 endif()

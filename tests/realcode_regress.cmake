@@ -23,22 +23,23 @@ if(LOCKSTEP_ANALYZER AND TARGET lockstep)
        ${PROJECT_SOURCE_DIR}/tests/realcode/*.cpp)
   foreach(_in ${_rc_inputs})
     get_filename_component(_name ${_in} NAME)
+    get_filename_component(_case ${_in} NAME_WLE)
     set(_std)
     if(_name MATCHES "\\.cpp$")
       set(_std -std=c++17)
     endif()
-    add_test(NAME realcode.verify.${_name}
+    add_test(NAME realcode.verify.${_case}
              COMMAND $<TARGET_FILE:lockstep> lint --verify ${_in} -- ${_std} ${_rc_flags})
-    set_tests_properties(realcode.verify.${_name} PROPERTIES TIMEOUT 60 LABELS "realcode;lint")
+    set_tests_properties(realcode.verify.${_case} PROPERTIES TIMEOUT 60 LABELS "realcode;lint")
     # each reduction stays a real program: the MPI wrapper compiler accepts it
     set(_cc ${_rc_mpicc})
     if(_name MATCHES "\\.cpp$")
       set(_cc ${_rc_mpicxx})
     endif()
     if(_cc)
-      add_test(NAME realcode.compile.${_name}
+      add_test(NAME realcode.compile.${_case}
                COMMAND ${_cc} -fsyntax-only ${_std} -I${LOCKSTEP_CUDA_INCLUDE_DIR} ${_in})
-      set_tests_properties(realcode.compile.${_name} PROPERTIES TIMEOUT 60 LABELS "realcode;compile")
+      set_tests_properties(realcode.compile.${_case} PROPERTIES TIMEOUT 60 LABELS "realcode;compile")
     endif()
   endforeach()
 

@@ -33,8 +33,8 @@ target_include_directories(ls_unit_recorder PRIVATE ${PROJECT_SOURCE_DIR}/runtim
                            ${PROJECT_SOURCE_DIR}/runtime)
 target_compile_options(ls_unit_recorder PRIVATE ${LOCKSTEP_WARNINGS} -fno-omit-frame-pointer) # as the wrappers: the caller walk tests need real frame chains
 target_link_libraries(ls_unit_recorder PRIVATE Threads::Threads ${CMAKE_DL_LIBS})
-add_test(NAME runtime_unit_recorder COMMAND ls_unit_recorder ${LS_RT_BIN}/tmp/unit_recorder)
-set_tests_properties(runtime_unit_recorder PROPERTIES TIMEOUT 60)
+add_test(NAME runtime.unit_recorder COMMAND ls_unit_recorder ${LS_RT_BIN}/tmp/unit_recorder)
+set_tests_properties(runtime.unit_recorder PROPERTIES TIMEOUT 60)
 
 # PyTorch's situation: NCCL used by a library that is dlopen'ed RTLD_LOCAL.
 add_library(ls_dl_user SHARED ${LS_RT_DIR}/dl_user.c)
@@ -68,14 +68,14 @@ foreach(t preload_silent rc_passthrough depth groups threads identity sigkill
           watchdog_report watchdog_abort watchdog_exit run_cmd disable overflow mpirun diverge
           dlopen_local capture exec watchdog_multi disk_full online online_skip defer device_off idle_tail
           online_policy online_reject online_nodir run_signals run_end config_once)
-  add_test(NAME runtime_${t} COMMAND sh ${LS_RT_DIR}/t_${t}.sh)
-  set_tests_properties(runtime_${t} PROPERTIES TIMEOUT 60 ENVIRONMENT "${LS_RT_ENV}"
+  add_test(NAME runtime.${t} COMMAND sh ${LS_RT_DIR}/t_${t}.sh)
+  set_tests_properties(runtime.${t} PROPERTIES TIMEOUT 60 ENVIRONMENT "${LS_RT_ENV}"
                        SKIP_RETURN_CODE 77)
 endforeach()
 
 # The overhead benchmark binary (bench/runtime_overhead.sh runs it); a short smoke
 # run keeps it working.
 include(${PROJECT_SOURCE_DIR}/bench/runtime_overhead.cmake)
-add_test(NAME runtime_bench_smoke COMMAND sh ${PROJECT_SOURCE_DIR}/bench/runtime_overhead.sh
+add_test(NAME runtime.bench_smoke COMMAND sh ${PROJECT_SOURCE_DIR}/bench/runtime_overhead.sh
          ${CMAKE_BINARY_DIR} 20000 2)
-set_tests_properties(runtime_bench_smoke PROPERTIES TIMEOUT 60)
+set_tests_properties(runtime.bench_smoke PROPERTIES TIMEOUT 60)

@@ -21,7 +21,7 @@ if(LOCKSTEP_SANITIZE)
     "Open MPI leaks at MPI_Finalize and dlcloses its components, so the reports cannot even be attributed (frames in <unknown module>)")
   if(LOCKSTEP_SANITIZE MATCHES "thread")
     list(APPEND LS_SANITIZE_EXCLUDED "^mpi\\."
-      "Open MPI is not TSan-instrumented and reports its own lock-order inversions and races (btl_tcp add_procs/proc_remove, btl_vader sendi, ompi_sync_wait_mt), and the recorder's threading is covered by runtime_threads and ls_unit_recorder")
+      "Open MPI is not TSan-instrumented and reports its own lock-order inversions and races (btl_tcp add_procs/proc_remove, btl_vader sendi, ompi_sync_wait_mt), and the recorder's threading is covered by runtime.threads and runtime.unit_recorder")
   endif()
   function(ls_sanitize_tests)
     get_property(_tests DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR} PROPERTY TESTS)

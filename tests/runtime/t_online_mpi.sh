@@ -31,7 +31,7 @@ grep -Eq '^lockstep: rank [023]: .* differs from rank [023] ' "$T/op.out" &&
 run count "$3" 25
 # Open MPI fails a count mismatch itself (MPI_ERR_TRUNCATE) within milliseconds, often
 # before the first watchdog tick: either report is a detection; the stand-in tests
-# (runtime_online_policy) assert lockstep's count-mismatch line.
+# (runtime.online_policy) assert lockstep's count-mismatch line.
 if grep -Eq '^lockstep: rank [0-9]: seq 1 MPI_Allreduce on comm [0-9a-f]{16} differs from rank [0-9] \(count-mismatch\)' "$T/count.out"; then
   echo "count: named online"
   [ "$ms" -lt 15000 ] || fail "count: not ended before the watchdog: $(cat "$T/count.out")"
