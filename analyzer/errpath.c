@@ -2,18 +2,24 @@
  * that a finding there is tagged an error path ("path": "error") instead of a bug of the
  * normal run. A branch is a failure test when its condition compares a call's result with
  * the API's success value (rules: `success` of each file; a project's own zero-valued
- * `...Success` enumerator), tests an API status for non-zero (`if (ret)`, `ret != 0`), or
- * tests an allocation (rules: `allocators`) for NULL; its failure side is an error edge.
- * The normal blocks are those the entry reaches without taking an error edge; an error
- * label reached only by the gotos of failure sides is an error block by the same walk.
- * Not a path-sensitive proof: a pending value (ncclInProgress) tested after success counts
- * with the failure side, and a user function's status is known only through a success name. */
+ * `...Success` enumerator), tests an API status for non-zero (`if (ret)`, `ret != 0`; an API
+ * status: a rules function's, or a call named with a `status_prefixes` entry, MPI_File_open),
+ * tests a call's result for a negative value (`if (f() < 0)`: POSIX's and HDF5's failure
+ * convention; not a comparison function's order), tests an allocation (rules: `allocators`,
+ * or a function whose name ends with one: H5MM_malloc) for NULL, or is a failed assertion
+ * (a side that calls an `assert_handlers` entry: the asserted invariant does not hold); its
+ * failure side is an error edge. The normal blocks are those the entry reaches without taking
+ * an error edge; an error label reached only by the gotos of failure sides is an error block
+ * by the same walk. Not a path-sensitive proof: a pending value (ncclInProgress) tested after
+ * success counts with the failure side, and a user function's status is known only through a
+ * success name or a negative value. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "checks/check.h"
 
 enum { R_NONE, R_STATUS, R_ALLOC, R_MIXED };
+enum { WHY_CALL, WHY_ASSERT }; /* what a failure test tests (errp bit 3) */
 #define ERR_BUDGET 4096 /* blocks one finding's walk may visit (a long function has many findings) */
 
 static ls_node *bare(ls_node *n) {
@@ -55,18 +61,67 @@ static int success_const(const ls_program *p, ls_node *n) {
   return n->ilit && n->ival == 0 && (ends_with(n->text, "Success") || ends_with(n->text, "SUCCESS"));
 }
 
+static int any_suffix(const char **v, int n, const char *s) {
+  for (int i = 0; i < n; i++)
+    if (ends_with(s, v[i]))
+      return 1;
+  return 0;
+}
+
+static int any_prefix(const char **v, int n, const char *s) {
+  for (int i = 0; i < n; i++)
+    if (!strncmp(s, v[i], strlen(v[i])))
+      return 1;
+  return 0;
+}
+
 /* What a call's result is: an API status (a rules function returning a value that is not a
- * pointer), an allocation, or neither */
+ * pointer, or a call named as the API's status-returning calls are), an allocation (an
+ * allocator or a function named after one), or neither */
 static int call_class(const ls_program *p, ls_node *n) {
   n = bare(n);
   if (!n || n->kind != CXCursor_CallExpr || !n->ent)
     return R_NONE;
   const ls_rule_fn *r = n->ent->rule;
+  const ls_rules *rl = p->rules;
   if (r && r->returns && strcmp(r->returns, "void") && !strchr(r->returns, '*'))
     return R_STATUS;
-  if (!r && n->ent->name && in_list(p->rules->allocators, p->rules->nallocators, n->ent->name))
+  if (r || !n->ent->name)
+    return R_NONE;
+  if (any_suffix(rl->allocators, rl->nallocators, n->ent->name))
     return R_ALLOC;
+  if (!n->ptr_result && any_prefix(rl->status_prefixes, rl->nstatus_prefixes, n->ent->name))
+    return R_STATUS;
   return R_NONE;
+}
+
+/* A call whose negative result is its failure: any call but an allocation's, a pointer's, and
+ * a comparison function's (strcmp, H5F_addr_cmp: a negative order is no failure) */
+static int negative_fails(const ls_program *p, ls_node *x) {
+  x = bare(x);
+  while (x && x->kind == CXCursor_BinaryOperator && x->op == CXBinaryOperator_Assign && x->nkids == 2)
+    x = bare(x->kids[1]); /* if ((fid = H5Fcreate(...)) < 0) */
+  if (!x || x->kind != CXCursor_CallExpr || !x->ent || !x->ent->name || x->ptr_result || call_class(p, x) == R_ALLOC)
+    return 0;
+  const char *nm = x->ent->name;
+  return !strstr(nm, "cmp") && !strstr(nm, "Cmp") && !strstr(nm, "compare") && !strstr(nm, "Compare");
+}
+
+/* Is block t (through empty blocks on the way) a failed assertion: a call of an assert
+ * handler, which does not return? */
+static int assert_fails(const ls_program *p, const ls_block *t) {
+  for (int hop = 0; t && hop < 4; hop++) {
+    for (int i = 0; i < t->nitems; i++) {
+      const ls_node *n = t->items[i];
+      if (n->kind == CXCursor_CallExpr && n->ent && n->ent->name &&
+          in_list(p->rules->assert_handlers, p->rules->nassert_handlers, n->ent->name))
+        return 1;
+    }
+    if (t->nitems || t->nsucc != 1)
+      return 0;
+    t = t->succ[0];
+  }
+  return 0;
 }
 
 struct vars { /* locals by what every assignment to them stores (open addressing) */
@@ -149,11 +204,17 @@ static int value_class(ls_check_ctx *c, struct vars *v, ls_node *x) {
   return s && *s ? *s - 1 : R_NONE;
 }
 
-/* The successor of branch k that is taken when a call failed: 0 (the true side), 1, or -1
- * when k is no failure test. */
-static int fail_side(ls_check_ctx *c, struct vars *v, ls_block *k) {
+/* The successor of branch k that is taken when a call failed or an assertion does not hold:
+ * 0 (the true side), 1, or -1 when k is no failure test; *why: what it tests (WHY_*). */
+static int fail_side(ls_check_ctx *c, struct vars *v, ls_block *k, int *why) {
+  *why = WHY_CALL;
   if (!k->cond || k->nsucc != 2)
     return -1;
+  for (int s = 0; s < 2; s++)
+    if (assert_fails(c->p, k->succ[s]) && !assert_fails(c->p, k->succ[!s])) {
+      *why = WHY_ASSERT;
+      return s;
+    }
   ls_node *n = bare(k->cond);
   int flip = 0;
   while (n && n->kind == CXCursor_UnaryOperator && n->op == CXUnaryOperator_LNot && n->nkids == 1) {
@@ -177,6 +238,14 @@ static int fail_side(ls_check_ctx *c, struct vars *v, ls_block *k) {
       else if (cl == R_ALLOC)
         side = ne ? 1 : 0; /* NULL: the allocation failed */
     }
+  } else if (n->kind == CXCursor_BinaryOperator && n->nkids == 2 &&
+             (n->op == CXBinaryOperator_LT || n->op == CXBinaryOperator_GE || n->op == CXBinaryOperator_GT ||
+              n->op == CXBinaryOperator_LE)) {
+    /* f() < 0, f() >= 0 and their mirrors 0 > f(), 0 <= f() */
+    int lt = n->op == CXBinaryOperator_LT || n->op == CXBinaryOperator_GE;
+    ls_node *x = lt ? n->kids[0] : n->kids[1], *z = lt ? n->kids[1] : n->kids[0];
+    if (is_null(z) && negative_fails(c->p, x))
+      side = n->op == CXBinaryOperator_LT || n->op == CXBinaryOperator_GT ? 0 : 1;
   } else {
     int cl = value_class(c, v, n); /* if (ret), if (p) */
     if (cl == R_STATUS)
@@ -206,18 +275,22 @@ void ls_errpath_analyze(ls_check_ctx *c) {
   c->errany = 0;
   struct vars v = {0};
   signed char *fs = malloc((size_t)f->nblocks + 1);
+  unsigned char *wy = malloc((size_t)f->nblocks + 1);
   ls_block **stk = malloc(((size_t)f->nblocks + 1) * sizeof *stk);
-  if (!fs || !stk)
+  if (!fs || !wy || !stk)
     abort();
   int any = 0;
   for (int b = 0; b < f->nblocks; b++) {
-    fs[b] = (signed char)fail_side(c, &v, f->blocks[b]);
+    int why;
+    fs[b] = (signed char)fail_side(c, &v, f->blocks[b], &why);
+    wy[b] = (unsigned char)why;
     any |= fs[b] >= 0;
   }
   free(v.k);
   free(v.cls);
   if (any) {
-    /* errp: 1 reached at all, 2 reached on the normal run too; error blocks end at 1 */
+    /* errp: 1 reached at all, 2 reached on the normal run too; error blocks end at 1, then
+     * bit 0 error block, bit 1 failure test, bit 2 its failure side, bit 3 an assertion */
     for (int pass = 1; pass <= 2; pass++) {
       int sp = 0;
       if (c->errp[f->entry->id] < pass) {
@@ -236,11 +309,12 @@ void ls_errpath_analyze(ls_check_ctx *c) {
       }
     }
     for (int b = 0; b < f->nblocks; b++) {
-      c->errp[b] = (unsigned char)((c->errp[b] == 1) | (fs[b] >= 0) << 1 | (fs[b] == 1) << 2);
+      c->errp[b] = (unsigned char)((c->errp[b] == 1) | (fs[b] >= 0) << 1 | (fs[b] == 1) << 2 | (fs[b] >= 0 && wy[b] == WHY_ASSERT) << 3);
       c->errany |= c->errp[b];
     }
   }
   free(fs);
+  free(wy);
   free(stk);
 }
 
@@ -396,6 +470,8 @@ void ls_errpath_tag(ls_check_ctx *c, ls_finding *fd, const ls_block *why) {
   if (!fd || !why || !why->cond)
     return;
   fd->errpath = 1;
+  int as = why->id >= 0 && why->id < c->f->nblocks && (c->errp[why->id] & 8);
   ls_vec_push(&fd->notes, ls_check_loc(c->p, why->cond->file, why->cond->line, why->cond->col,
-                                       "error path: taken only when the call checked here has reported failure"));
+                                       as ? "error path: taken only when the assertion here fails"
+                                          : "error path: taken only when the call checked here has reported failure"));
 }

@@ -586,6 +586,34 @@ void ls_rules_release(ls_rules *r) {
   r->nfns = r->nsrcs = r->nnoreturn = r->nflows = r->nwraps = 0;
 }
 
+/* Appends the strings of root's array `key` (absent: none) to *v, in the arena: no owner frees
+ * them; -1 with the error reported when it is no array of non-empty strings */
+static int str_list(ls_arena *a, struct ctx *c, const cJSON *root, const char *key, const char ***v, int *n) {
+  const cJSON *al = cJSON_GetObjectItemCaseSensitive(root, key), *it;
+  c->key[0] = 0;
+  if (al && !cJSON_IsArray(al)) {
+    char m[128];
+    snprintf(m, sizeof m, "\"%s\" must be an array of strings", key);
+    fail(c, m);
+    return -1;
+  }
+  int i = 0;
+  cJSON_ArrayForEach(it, al) {
+    snprintf(c->key, sizeof c->key, "%s[%d]", key, i++);
+    if (!cJSON_IsString(it) || !it->valuestring[0]) {
+      fail(c, "must be a non-empty string");
+      return -1;
+    }
+    const char **na = ls_alloc(a, (size_t)(*n + 1) * sizeof *na);
+    for (int k = 0; k < *n; k++)
+      na[k] = (*v)[k];
+    na[*n] = ls_strdup(a, it->valuestring);
+    *v = na;
+    (*n)++;
+  }
+  return 0;
+}
+
 int ls_rules_load(ls_rules *r, ls_arena *a, const char *path) {
   struct ctx c = {.path = path, .errs = r->errs ? r->errs : stderr};
   ls_rules_file file = {.path = ls_strdup(a, path)};
@@ -661,27 +689,13 @@ int ls_rules_load(ls_rules *r, ls_arena *a, const char *path) {
     r->noreturn = grow(r->noreturn, r->nnoreturn, sizeof *r->noreturn);
     r->noreturn[r->nnoreturn++] = ls_strdup(a, it->valuestring);
   }
-  /* `allocators`: calls whose NULL result means the allocation failed (lint's errpath.c) */
-  const cJSON *al = cJSON_GetObjectItemCaseSensitive(root, "allocators");
-  c.key[0] = 0;
-  if (al && !cJSON_IsArray(al)) {
-    fail(&c, "\"allocators\" must be an array of strings");
+  /* `allocators`: calls whose NULL result means the allocation failed; `assert_handlers`: what
+   * a failed assert() calls; `status_prefixes`: names of an API's calls that return its status
+   * (lint's errpath.c, all three) */
+  if (str_list(a, &c, root, "allocators", &r->allocators, &r->nallocators) ||
+      str_list(a, &c, root, "assert_handlers", &r->assert_handlers, &r->nassert_handlers) ||
+      str_list(a, &c, root, "status_prefixes", &r->status_prefixes, &r->nstatus_prefixes))
     goto out;
-  }
-  i = 0;
-  cJSON_ArrayForEach(it, al) {
-    snprintf(c.key, sizeof c.key, "allocators[%d]", i++);
-    if (!cJSON_IsString(it) || !it->valuestring[0]) {
-      fail(&c, "must be a non-empty string");
-      goto out;
-    }
-    const char **na = ls_alloc(a, (size_t)(r->nallocators + 1) * sizeof *na); /* arena: no owner frees it */
-    for (int k = 0; k < r->nallocators; k++)
-      na[k] = r->allocators[k];
-    na[r->nallocators] = ls_strdup(a, it->valuestring);
-    r->allocators = na;
-    r->nallocators++;
-  }
   /* `pending`: the result that means "not finished yet" (lint's checks/contracts.c); several
    * files may each name one */
   const cJSON *pend = cJSON_GetObjectItemCaseSensitive(root, "pending");
@@ -769,7 +783,7 @@ int ls_rules_load(ls_rules *r, ls_arena *a, const char *path) {
   const cJSON *en = cJSON_GetObjectItemCaseSensitive(root, "enums");
   if (en && load_enums(a, &c, en, &file))
     goto out;
-  if (!fns && !r->nsrcs && !r->nnoreturn && !host && !al) {
+  if (!fns && !r->nsrcs && !r->nnoreturn && !host && !cJSON_GetObjectItemCaseSensitive(root, "allocators")) {
     c.key[0] = 0;
     fail(&c, "no \"functions\", \"rank_sources\", \"noreturn\" or \"wrappers\": not a lockstep rules file");
     goto out;

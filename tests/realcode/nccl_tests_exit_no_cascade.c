@@ -74,7 +74,7 @@ int mpio_open(MPI_Comm comm, MPI_File fh, MPI_Offset *size_out) {
       goto done;
     }
   }
-  if (MPI_SUCCESS != (mpi_code = MPI_Bcast(&file_size, (int)sizeof(MPI_Offset), MPI_BYTE, 0, comm))) { // expected-warning{{rank-divergent-collective}}
+  if (MPI_SUCCESS != (mpi_code = MPI_Bcast(&file_size, (int)sizeof(MPI_Offset), MPI_BYTE, 0, comm))) { // expected-warning{{rank-divergent-collective}}{{error-path}}
     ret_value = -1;
     goto done;
   }
