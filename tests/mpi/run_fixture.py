@@ -81,42 +81,101 @@ def kill_tree(p):
     p.wait()
 
 
-def watch(p, name):
-    """Waits for the run. Open MPI 4.1's mpirun can deadlock in PMIx_server_finalize
-    after the job aborted while some rank was inside MPI_Finalize (reproduced without
-    lockstep): when every rank has exited but mpirun stays, it is killed after GRACE_S
-    and the run counts as ended; a rank still alive at the bound is a real hang."""
-    deadline = time.monotonic() + BOUND_S + 10
+def read_proc(pid, name):
+    try:
+        with open(f"/proc/{pid}/{name}", errors="replace") as f:
+            return f.read()
+    except OSError as e:
+        return f"({e.strerror})"
+
+
+def dump_tree(p, why):
+    """What is alive under the run, before it is killed: each process's state, where its
+    threads wait in the kernel, and (gdb, when installed) every thread's backtrace, so a
+    hang in a CI log says whether a rank or only mpirun was left, and in what call."""
+    pids = [p.pid] + descendants(p.pid)
+    print(f"--- diagnostic: {why}; the processes under the run:")
+    for pid in pids:
+        st = proc_state(pid)
+        if not st:
+            continue
+        ppid = read_proc(pid, "stat").rsplit(")", 1)[-1].split()[1:2]
+        cmd = read_proc(pid, "cmdline").replace("\0", " ").strip()[:200]
+        print(f"pid {pid} ppid {''.join(ppid)} state {st[1]} wchan {read_proc(pid, 'wchan')}: {cmd}")
+    gdb = shutil.which("gdb")
+    probes = []
+    for pid in pids:
+        st = proc_state(pid)
+        if not st or st[1] == "Z" or st[0] in ("timeout", "lockstep"):
+            continue
+        for t in sorted(os.listdir(f"/proc/{pid}/task")) if os.path.isdir(f"/proc/{pid}/task") else []:
+            tst = proc_state(f"{pid}/task/{t}")
+            print(f"pid {pid} ({st[0]}) thread {t} ({tst[0] if tst else '?'}) kernel stack:\n"
+                  + read_proc(f"{pid}/task/{t}", "stack").rstrip())
+        if gdb:  # all at once, so the dump takes one gdb's time, not one per process
+            probes.append((pid, st[0], subprocess.Popen(
+                [gdb, "-q", "-batch", "-nx", "-p", str(pid), "-ex", "thread apply all bt"],
+                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)))
+    for pid, comm, g in probes:
+        try:
+            out, _ = g.communicate(timeout=20)
+        except subprocess.TimeoutExpired:
+            g.kill()
+            out, _ = g.communicate()
+        text = out.decode(errors="replace")
+        # the backtraces only, not gdb's symbol loading chatter
+        lines = [ln for ln in text.splitlines() if ln.startswith(("Thread ", "#"))]
+        print(f"pid {pid} ({comm}) gdb backtraces:\n" + "\n".join(lines[:400]))
+    print("--- end of diagnostic", flush=True)
+
+
+def watch(p, name, np):
+    """Waits for the run, at most BOUND_S. Open MPI 4.1's mpirun can deadlock in
+    PMIx_server_finalize after the job aborted while some rank was inside MPI_Finalize
+    (reproduced without lockstep): when all `np` ranks have exited but mpirun stays, it
+    is killed after GRACE_S and the run counts as ended; a rank still alive at the bound
+    is a real hang. A rank has exited when it is a zombie or gone: mpirun may have reaped
+    every rank before it deadlocks. Either way what is alive is dumped first (dump_tree).
+    Returns (output, 1 if the run was killed at the bound)."""
+    deadline = time.monotonic() + BOUND_S
     all_gone_since = None
+    seen = set()  # pids of the ranks ever seen running
     chunks = []
     os.set_blocking(p.stdout.fileno(), False)
-    while p.poll() is None:
-        time.sleep(0.2)
+
+    def drain():
         try:
             data = p.stdout.read()
             if data:
                 chunks.append(data)
         except (BlockingIOError, TypeError):
             pass
-        ranks = [st for st in (proc_state(c) for c in descendants(p.pid))
+    bound_hit = 0
+    while p.poll() is None:
+        time.sleep(0.2)
+        drain()
+        ranks = [(c, st) for c, st in ((c, proc_state(c)) for c in descendants(p.pid))
                  if st and st[0] == name[:15]]
-        alive = [st for st in ranks if st[1] != "Z"]
+        alive = [c for c, st in ranks if st[1] != "Z"]
+        seen.update(alive)
         now = time.monotonic()
-        if ranks and not alive:
+        if len(seen) >= np and not alive:
             all_gone_since = all_gone_since or now
             if now - all_gone_since > GRACE_S:
+                dump_tree(p, f"every rank exited {GRACE_S} s ago but mpirun did not")
                 print(f"note: every rank exited {GRACE_S} s ago but mpirun did not: killed "
                       "(Open MPI's own hang, see watch())")
                 MPIRUN_HUNG[0] = True
                 kill_tree(p)
         else:
             all_gone_since = None
-        if now > deadline:
+        if now > deadline and p.poll() is None:
+            dump_tree(p, f"the run did not end within {BOUND_S} s")
+            bound_hit = 1
             kill_tree(p)
-            fail(f"the run did not end within {BOUND_S + 10} s")
     os.set_blocking(p.stdout.fileno(), True)
     chunks.append(p.stdout.read())
-    return b"".join(c for c in chunks if c)
+    return b"".join(c for c in chunks if c), bound_hit
 
 
 def check_confirm(lockstep, src, text, traces, work):
@@ -160,19 +219,20 @@ def main(argv):
     os.makedirs(work)
     traces = os.path.join(work, "traces")
     cmd = [lockstep, "run", "--trace-dir", traces, "--timeout", "3", "--policy", "exit", "--",
-           "timeout", "-k", "3", str(BOUND_S), os.environ.get("LS_MPIRUN", "mpirun"),
+           # a backstop should this script die: watch() ends the run at BOUND_S
+           "timeout", "-k", "3", str(BOUND_S + 30), os.environ.get("LS_MPIRUN", "mpirun"),
            "--allow-run-as-root", "--oversubscribe",
            "-np", str(np), binary]
     print("$ " + " ".join(cmd), flush=True)
     t0 = time.monotonic()
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                          start_new_session=True, cwd=work)
-    out = watch(p, os.path.basename(binary))
+    out, bound_hit = watch(p, os.path.basename(binary), np)
     elapsed = time.monotonic() - t0
     log = out.decode(errors="replace")
     print(log[-4000:])
     print(f"run exit {p.returncode} after {elapsed:.1f} s")
-    if p.returncode in (124, 137) and not MPIRUN_HUNG[0]:
+    if bound_hit or (p.returncode in (124, 137) and not MPIRUN_HUNG[0]):
         fail(f"mpirun had to be killed after {BOUND_S} s: the run did not end by itself")
 
     files = sorted(f for f in os.listdir(traces) if f.endswith(".lstrace")) \
@@ -211,13 +271,15 @@ def main(argv):
         # PMIx_server_finalize after it has reported the watchdog's exit of a rank.
         # In sanitizer builds the preloaded ASan runtime catches that SEGV in mpirun too
         # and exits 1 with its own report instead of dying of the signal (139).
+        rank_exit = re.search(r"Exit code:\s+%d\b" % WATCHDOG_EXIT, log)
         crash_rc = p.returncode == 139 or \
             (p.returncode == 1 and re.search(r"AddressSanitizer: SEGV .* in PMIx_server_finalize", log))
-        mpirun_crashed = crash_rc and "PMIx_server_finalize" in log and \
-            re.search(r"Exit code:\s+%d\b" % WATCHDOG_EXIT, log)
+        mpirun_crashed = crash_rc and "PMIx_server_finalize" in log and rank_exit
         if mpirun_crashed:
             print("note: mpirun crashed in PMIx_server_finalize after a rank's watchdog exit "
                   f"{WATCHDOG_EXIT} (Open MPI's own bug, see watch())")
+        if MPIRUN_HUNG[0] and not rank_exit:
+            fail(f"mpirun hung after the ranks exited, but reported no rank's exit {WATCHDOG_EXIT}")
         if p.returncode != WATCHDOG_EXIT and not MPIRUN_HUNG[0] and not mpirun_crashed:
             fail(f"expected the watchdog to end the run (exit {WATCHDOG_EXIT}), got {p.returncode}")
         if "not complete after" not in log and "not returned after" not in log:
