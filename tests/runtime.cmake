@@ -15,26 +15,18 @@ set_target_properties(ls_fake_cuda PROPERTIES OUTPUT_NAME cuda SOVERSION 1 VERSI
   C_VISIBILITY_PRESET hidden LIBRARY_OUTPUT_DIRECTORY ${LS_RT_BIN}/fakecuda)
 target_include_directories(ls_fake_cuda PRIVATE ${PROJECT_SOURCE_DIR}/runtime/preload)
 
-add_executable(ls_prog_nccl ${LS_RT_DIR}/prog_nccl.c)
-set_target_properties(ls_prog_nccl PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${LS_RT_BIN})
-target_include_directories(ls_prog_nccl PRIVATE ${PROJECT_SOURCE_DIR}/runtime/preload ${PROJECT_SOURCE_DIR}/tests/runtime/standin)
-target_compile_options(ls_prog_nccl PRIVATE ${LOCKSTEP_WARNINGS} -Wno-missing-prototypes)
-target_link_libraries(ls_prog_nccl PRIVATE ls_standin_nccl Threads::Threads)
-
-add_executable(ls_trace_dump ${LS_RT_DIR}/trace_dump.c)
-set_target_properties(ls_trace_dump PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${LS_RT_BIN})
-target_include_directories(ls_trace_dump PRIVATE ${PROJECT_SOURCE_DIR}/runtime)
-target_compile_options(ls_trace_dump PRIVATE ${LOCKSTEP_WARNINGS})
+ls_program(ls_prog_nccl SOURCES ${LS_RT_DIR}/prog_nccl.c DIR ${LS_RT_BIN}
+  INCLUDES ${PROJECT_SOURCE_DIR}/runtime/preload ${PROJECT_SOURCE_DIR}/tests/runtime/standin
+  OPTIONS -Wno-missing-prototypes LIBS ls_standin_nccl Threads::Threads)
+ls_program(ls_trace_dump SOURCES ${LS_RT_DIR}/trace_dump.c DIR ${LS_RT_BIN}
+  INCLUDES ${PROJECT_SOURCE_DIR}/runtime)
 
 # Unit test of the recorder core, linked from its objects.
-add_executable(ls_unit_recorder ${LS_RT_DIR}/unit_recorder.c $<TARGET_OBJECTS:lockstep_recorder_obj>)
-set_target_properties(ls_unit_recorder PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${LS_RT_BIN})
-target_include_directories(ls_unit_recorder PRIVATE ${PROJECT_SOURCE_DIR}/runtime/preload
-                           ${PROJECT_SOURCE_DIR}/runtime)
-target_compile_options(ls_unit_recorder PRIVATE ${LOCKSTEP_WARNINGS} -fno-omit-frame-pointer) # as the wrappers: the caller walk tests need real frame chains
-target_link_libraries(ls_unit_recorder PRIVATE Threads::Threads ${CMAKE_DL_LIBS})
-add_test(NAME runtime.unit_recorder COMMAND ls_unit_recorder ${LS_RT_BIN}/tmp/unit_recorder)
-set_tests_properties(runtime.unit_recorder PROPERTIES TIMEOUT 60)
+# -fno-omit-frame-pointer as the wrappers: the caller walk tests need real frame chains.
+ls_program(ls_unit_recorder SOURCES ${LS_RT_DIR}/unit_recorder.c $<TARGET_OBJECTS:lockstep_recorder_obj>
+  DIR ${LS_RT_BIN} INCLUDES ${PROJECT_SOURCE_DIR}/runtime/preload ${PROJECT_SOURCE_DIR}/runtime
+  OPTIONS -fno-omit-frame-pointer LIBS Threads::Threads ${CMAKE_DL_LIBS})
+ls_test(runtime.unit_recorder COMMAND ls_unit_recorder ${LS_RT_BIN}/tmp/unit_recorder TIMEOUT 60)
 
 # PyTorch's situation: NCCL used by a library that is dlopen'ed RTLD_LOCAL.
 add_library(ls_dl_user SHARED ${LS_RT_DIR}/dl_user.c)
@@ -42,16 +34,11 @@ set_target_properties(ls_dl_user PROPERTIES C_VISIBILITY_PRESET hidden
   LIBRARY_OUTPUT_DIRECTORY ${LS_RT_BIN})
 target_include_directories(ls_dl_user PRIVATE ${PROJECT_SOURCE_DIR}/runtime/preload)
 target_link_libraries(ls_dl_user PRIVATE ls_standin_nccl)
-add_executable(ls_dl_main ${LS_RT_DIR}/dl_main.c)
-set_target_properties(ls_dl_main PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${LS_RT_BIN})
-target_compile_options(ls_dl_main PRIVATE ${LOCKSTEP_WARNINGS})
-target_link_libraries(ls_dl_main PRIVATE ${CMAKE_DL_LIBS})
+ls_program(ls_dl_main SOURCES ${LS_RT_DIR}/dl_main.c DIR ${LS_RT_BIN} LIBS ${CMAKE_DL_LIBS})
 
 # Logs liblockstep's getenv calls (t_config_once.sh).
-add_library(ls_getenv_log SHARED ${LS_RT_DIR}/getenv_log.c)
-set_target_properties(ls_getenv_log PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${LS_RT_BIN})
-target_compile_options(ls_getenv_log PRIVATE ${LOCKSTEP_WARNINGS})
-target_link_libraries(ls_getenv_log PRIVATE ${CMAKE_DL_LIBS})
+ls_program(ls_getenv_log SHARED SOURCES ${LS_RT_DIR}/getenv_log.c DIR ${LS_RT_BIN}
+  LIBS ${CMAKE_DL_LIBS})
 
 set(LS_RT_ENV
   "LS_LIB=$<TARGET_FILE:lockstep_preload>"
@@ -68,14 +55,11 @@ foreach(t preload_silent rc_passthrough depth groups threads identity sigkill
           watchdog_report watchdog_abort watchdog_exit run_cmd disable overflow mpirun diverge
           dlopen_local capture exec watchdog_multi disk_full online online_skip defer device_off idle_tail
           online_policy online_reject online_nodir run_signals run_end config_once)
-  add_test(NAME runtime.${t} COMMAND sh ${LS_RT_DIR}/t_${t}.sh)
-  set_tests_properties(runtime.${t} PROPERTIES TIMEOUT 60 ENVIRONMENT "${LS_RT_ENV}"
-                       SKIP_RETURN_CODE 77)
+  ls_test(runtime.${t} COMMAND sh ${LS_RT_DIR}/t_${t}.sh TIMEOUT 60 SKIP_RC 77 ENV ${LS_RT_ENV})
 endforeach()
 
 # The overhead benchmark binary (bench/runtime_overhead.sh runs it); a short smoke
 # run keeps it working.
 include(${PROJECT_SOURCE_DIR}/bench/runtime_overhead.cmake)
-add_test(NAME runtime.bench_smoke COMMAND sh ${PROJECT_SOURCE_DIR}/bench/runtime_overhead.sh
-         ${CMAKE_BINARY_DIR} 20000 2)
-set_tests_properties(runtime.bench_smoke PROPERTIES TIMEOUT 60)
+ls_test(runtime.bench_smoke COMMAND sh ${PROJECT_SOURCE_DIR}/bench/runtime_overhead.sh
+        ${CMAKE_BINARY_DIR} 20000 2 TIMEOUT 60)
