@@ -302,6 +302,11 @@ static inline int ls_fs_get(const uint64_t *st, const ls_entity *e) {
 }
 /* The entity an lvalue writes; *level counts dereferences (> 0: through a pointer). */
 ls_entity *ls_target_of(ls_node *n, int *level);
+/* How many places under n write e, counted up to `limit`: ++, -- and & (its address handed
+ * on) always; with LS_WR_ASSIGN assignments, with LS_WR_DECL an initialized declaration;
+ * LS_WR_NO_QUERY skips the rank and size queries (the call that sets a rank variable). */
+enum { LS_WR_ASSIGN = 1, LS_WR_DECL = 2, LS_WR_NO_QUERY = 4 };
+int ls_writes_of(ls_node *n, const ls_entity *e, unsigned how, int limit);
 
 /* findings */
 typedef struct ls_loc { const char *file; unsigned line, col; const char *msg; } ls_loc;

@@ -56,22 +56,6 @@ static void sb_int(struct ls_sbuf *b, long long v) {
  * expanded comparison); `up`: the call's own substitution */
 struct ls_sub { const ls_func *f; const ls_node *call; const struct ls_sub *up; };
 
-/* whether n (a helper's body) writes e or takes its address: then e is not the argument */
-static int writes(ls_node *n, const ls_entity *e) {
-  if (!n)
-    return 0;
-  int level = 0;
-  if (((n->kind == CXCursor_BinaryOperator && n->op == CXBinaryOperator_Assign) ||
-       n->kind == CXCursor_CompoundAssignOperator) && n->nkids == 2 && ls_target_of(n->kids[0], &level) == e)
-    return 1;
-  if (ls_unary_may_write(n) && ls_target_of(n->kids[0], &level) == e)
-    return 1;
-  for (unsigned i = 0; i < n->nkids; i++)
-    if (writes(n->kids[i], e))
-      return 1;
-  return 0;
-}
-
 static void norm_rec(struct ls_sbuf *b, const ls_node *n, const struct ls_sub *sub) {
   if (!n)
     return;
@@ -88,7 +72,7 @@ static void norm_rec(struct ls_sbuf *b, const ls_node *n, const struct ls_sub *s
   case CXCursor_DeclRefExpr:
     for (const struct ls_sub *q = sub; q && !n->ilit && n->ent && n->ent->kind == LS_ENT_PARAM; q = NULL)
       for (int i = 0; i < q->f->nparams; i++)
-        if (q->f->params[i] == n->ent && (unsigned)i < q->call->nkids && !writes(q->f->body, n->ent)) {
+        if (q->f->params[i] == n->ent && (unsigned)i < q->call->nkids && !ls_writes_of(q->f->body, n->ent, LS_WR_ASSIGN, 1) /* else not the argument */) {
           norm_rec(b, q->call->kids[i], q->up);
           return;
         }
@@ -344,7 +328,7 @@ static long long trips_of(ls_node *fs) {
     i = bare(init->kids[0])->ent;
   if (!i || !cond || cond->kind != CXCursor_BinaryOperator || cond->nkids != 2 || !bare(cond->kids[0]) ||
       bare(cond->kids[0])->ent != i || !fold(cond->kids[1], &b) || !inc || inc->kind != CXCursor_UnaryOperator ||
-      inc->nkids != 1 || !bare(inc->kids[0]) || bare(inc->kids[0])->ent != i || writes(fs->kids[3], i))
+      inc->nkids != 1 || !bare(inc->kids[0]) || bare(inc->kids[0])->ent != i || ls_writes_of(fs->kids[3], i, LS_WR_ASSIGN, 1))
     return -1;
   int up = inc->op == CXUnaryOperator_PostInc || inc->op == CXUnaryOperator_PreInc;
   int down = inc->op == CXUnaryOperator_PostDec || inc->op == CXUnaryOperator_PreDec;

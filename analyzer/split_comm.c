@@ -164,24 +164,6 @@ static struct {
   char rcomm[RF_MAX][128], ncomm[RF_MAX][128]; /* keys of the queried communicators */
 } rf;
 
-static int writes_of(ls_node *n, const ls_entity *e) {
-  if (!n)
-    return 0;
-  int w = 0, level = 0;
-  if (ls_unary_may_write(n) && ls_target_of(n->kids[0], &level) == e)
-    w++;
-  else if ((n->kind == CXCursor_BinaryOperator && n->op == CXBinaryOperator_Assign && n->nkids == 2) ||
-           (n->kind == CXCursor_CompoundAssignOperator && n->nkids == 2)) {
-    level = 0;
-    if (ls_target_of(n->kids[0], &level) == e)
-      w++;
-  } else if (n->kind == CXCursor_VarDecl && n->ent == e && n->nkids)
-    w++;
-  for (unsigned i = 0; i < n->nkids; i++)
-    w += writes_of(n->kids[i], e);
-  return w;
-}
-
 static void rf_scan(ls_node *n) {
   if (!n)
     return;
@@ -216,7 +198,7 @@ static void rf_load(ls_func *f) {
     int *cnt = l ? &rf.nn : &rf.nr, k = 0;
     for (int i = 0; i < *cnt; i++) {
       ls_entity *e = (l ? rf.size : rf.rank)[i];
-      if (writes_of(f->body, e) != 1)
+      if (ls_writes_of(f->body, e, LS_WR_ASSIGN | LS_WR_DECL, 2) != 1)
         continue;
       (l ? rf.size : rf.rank)[k] = e;
       memcpy(l ? rf.ncomm[k] : rf.rcomm[k], l ? rf.ncomm[i] : rf.rcomm[i], sizeof rf.rcomm[0]);
@@ -603,21 +585,6 @@ int ls_cond_relation(ls_func *f, ls_node *a, ls_node *b) {
   return strcmp(kn, kb) ? -1 : 0;
 }
 
-static int stepped(const ls_node *n, const ls_entity *e) {
-  if (!n)
-    return 0;
-  const char *kn = n->kind == CXCursor_CallExpr && n->ent && n->ent->rule ? n->ent->rule->kind_name : NULL;
-  if (kn && (!strcmp(kn, "rank_query") || !strcmp(kn, "size_query")))
-    return 0; /* the query that sets it: one between the branches is an item, seen below */
-  int level = 0;
-  if (ls_unary_may_write(n) && ls_target_of(n->kids[0], &level) == e)
-    return 1;
-  for (unsigned i = 0; i < n->nkids; i++)
-    if (stepped(n->kids[i], e))
-      return 1;
-  return 0;
-}
-
 /* the variables cond reads */
 static int cond_vars(ls_node *n, ls_entity **v, int *nv, int cap) {
   n = ls_strip_casts(n);
@@ -650,7 +617,7 @@ int ls_cond_kept(ls_func *f, ls_node *cond, ls_block *from, ls_block *to) {
     return 0;
   /* incremented or its address taken anywhere in f (blocks do not list `r++` as an item) */
   for (int i = 0; i < nv; i++)
-    if (stepped(f->body, v[i]))
+    if (ls_writes_of(f->body, v[i], LS_WR_NO_QUERY, 1)) /* the query between the branches is an item, seen below */
       return 0;
   /* the blocks from `from` up to `to` (to's own items included) write none of them */
   int maxid = 0;
@@ -671,7 +638,7 @@ int ls_cond_kept(ls_func *f, ls_node *cond, ls_block *from, ls_block *to) {
     ls_block *k = stk[--sp];
     for (int j = 0; j < k->nitems && ok; j++)
       for (int i = 0; i < nv && ok; i++)
-        ok = !writes_of(k->items[j], v[i]);
+        ok = !ls_writes_of(k->items[j], v[i], LS_WR_ASSIGN | LS_WR_DECL, 1);
     if (k == to || k == from)
       continue;
     for (int i = 0; i < k->nsucc; i++) {

@@ -506,6 +506,26 @@ ls_entity *ls_target_of(ls_node *n, int *level) {
   }
 }
 
+int ls_writes_of(ls_node *n, const ls_entity *e, unsigned how, int limit) {
+  if (!n || limit <= 0)
+    return 0;
+  const char *kn = n->kind == CXCursor_CallExpr && n->ent && n->ent->rule ? n->ent->rule->kind_name : NULL;
+  if ((how & LS_WR_NO_QUERY) && kn && (!strcmp(kn, "rank_query") || !strcmp(kn, "size_query")))
+    return 0;
+  int w = 0, level = 0;
+  if (ls_unary_may_write(n) && ls_target_of(n->kids[0], &level) == e)
+    w++;
+  else if ((how & LS_WR_ASSIGN) && ((n->kind == CXCursor_BinaryOperator && n->op == CXBinaryOperator_Assign) ||
+                                    n->kind == CXCursor_CompoundAssignOperator) &&
+           n->nkids == 2 && ls_target_of(n->kids[0], &level) == e)
+    w++;
+  else if ((how & LS_WR_DECL) && n->kind == CXCursor_VarDecl && n->ent == e && n->nkids)
+    w++;
+  for (unsigned i = 0; i < n->nkids && w < limit; i++)
+    w += ls_writes_of(n->kids[i], e, how, limit - w);
+  return w;
+}
+
 /* ---- which functions must run again ----
  * A function's passes read the facts of the entities its body names (and their access
  * paths) and its blocks' implicit-flow origins, and every write is "set if not yet set".
