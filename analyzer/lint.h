@@ -216,6 +216,12 @@ typedef struct ls_program {
 ls_program *ls_program_new(const ls_rules *rules);
 void ls_program_free(ls_program *p);
 ls_entity *ls_entity_get(ls_program *p, const char *key, const char *name, enum ls_ent_kind kind);
+/* Qualified rule names ("ns::Comm::bcast") against USRs, which spell the scopes in order
+ * ("c:@N@ns@S@Comm@F@bcast#..."), inline namespaces in between: the part after the last
+ * "::" (NULL: none), and whether usr holds "@a@", "@b@"... for the parts of qname's first
+ * len characters, in that order. */
+const char *ls_qualified_last(const char *qname);
+int ls_usr_has_scopes(const char *usr, const char *qname, size_t len);
 
 /* Parse options for one translation unit. */
 typedef struct ls_parse_opts {

@@ -43,33 +43,36 @@ void ls_program_free(ls_program *p) {
   free(p);
 }
 
-/* Does the qualified name of a wrapper ("NcclApi::allReduce", "ns::Comm::bcast") name the
- * function whose USR is usr and whose own name is name? The USR spells the scopes in order
- * ("c:@N@ns@S@Comm@F@bcast#..."). */
-static int qualified_is(const char *qname, const char *usr, const char *name) {
+int ls_usr_has_scopes(const char *usr, const char *qname, size_t len) {
+  const char *u = usr, *stop = qname + len;
+  for (const char *q = qname; q < stop;) {
+    const char *end = strstr(q, "::");
+    if (!end || end > stop)
+      end = stop;
+    size_t n = (size_t)(end - q);
+    const char *hit = strchr(u, '@');
+    while (hit && (strncmp(hit + 1, q, n) || hit[n + 1] != '@'))
+      hit = strchr(hit + 1, '@');
+    if (!hit)
+      return 0;
+    u = hit + n + 1;
+    q = end == stop ? stop : end + 2;
+  }
+  return 1;
+}
+
+const char *ls_qualified_last(const char *qname) {
   const char *last = NULL;
   for (const char *s = strstr(qname, "::"); s; s = strstr(s + 2, "::"))
     last = s + 2;
-  if (!last || strcmp(last, name))
-    return 0;
-  const char *u = usr;
-  for (const char *q = qname; q < last - 2;) {
-    const char *end = strstr(q, "::");
-    size_t len = (size_t)(end - q);
-    char part[160];
-    if (len + 3 > sizeof part)
-      return 0;
-    part[0] = '@';
-    memcpy(part + 1, q, len);
-    part[len + 1] = '@';
-    part[len + 2] = 0;
-    const char *hit = strstr(u, part);
-    if (!hit)
-      return 0;
-    u = hit + len + 1;
-    q = end + 2;
-  }
-  return 1;
+  return last;
+}
+
+/* Does the qualified name of a wrapper ("NcclApi::allReduce", "ns::Comm::bcast") name the
+ * function whose USR is usr and whose own name is name? */
+static int qualified_is(const char *qname, const char *usr, const char *name) {
+  const char *last = ls_qualified_last(qname);
+  return last && !strcmp(last, name) && ls_usr_has_scopes(usr, qname, (size_t)(last - 2 - qname));
 }
 
 ls_entity *ls_entity_get(ls_program *p, const char *key, const char *name, enum ls_ent_kind kind) {

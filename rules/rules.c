@@ -504,18 +504,10 @@ static int role_rank(enum ls_role r) {
 
 void ls_rule_wrapper_init(ls_rule_fn *w, ls_arena *a, const char *name, const ls_rule_fn *target, const int *param,
                           int nparams) {
-  memset(w, 0, sizeof *w);
+  *w = *target; /* what the call is (kind, op, api...): the target's; where its arguments are: below */
   w->name = name;
-  w->op = target->op;
-  w->op_given = target->op_given;
-  w->kind_name = target->kind_name;
-  w->kind = target->kind;
-  w->api = target->api;
-  w->variant = target->variant;
-  w->returns = target->returns;
-  w->seq_member = target->seq_member;
-  w->in_place_value = target->in_place_value;
   w->as = target;
+  w->as_fixed = NULL;
   int *pa = ls_alloc(a, (size_t)(target->nargs + 1) * sizeof *pa);
   for (int i = 0; i < target->nargs; i++)
     pa[i] = param[i] < nparams ? param[i] : -1;

@@ -75,38 +75,11 @@ static uint32_t mask_before(const ls_block *k, int i) {
 
 /* ---- group-across-threads ---- */
 
-/* Does the qualified rule name ("std::thread") name this entity? Its USR spells the
- * scopes in order ("c:@N@std@S@thread@F@thread<...>"), inline namespaces in between. */
-static const char *last_part(const char *qname) {
-  const char *last = NULL;
-  for (const char *s = strstr(qname, "::"); s; s = strstr(s + 2, "::"))
-    last = s + 2;
-  return last;
-}
-
-/* last: last_part(qname), found once per rule */
+/* Does the qualified rule name ("std::thread": a constructor) name this entity? Every part,
+ * the last one too, is a scope of its USR ("c:@N@std@S@thread@F@thread<...>").
+ * last: ls_qualified_last(qname), found once per rule */
 static int qualified_match(const char *qname, const char *last, const ls_entity *e) {
-  if (!last || !e->name || strcmp(e->name, last))
-    return 0;
-  const char *u = e->key;
-  const char *q = qname;
-  while (*q) {
-    const char *end = strstr(q, "::");
-    size_t len = end ? (size_t)(end - q) : strlen(q);
-    char part[128];
-    if (len + 3 > sizeof part)
-      return 0;
-    part[0] = '@';
-    memcpy(part + 1, q, len);
-    part[len + 1] = '@';
-    part[len + 2] = 0;
-    const char *hit = strstr(u, part);
-    if (!hit)
-      return 0;
-    u = hit + len + 1;
-    q = end ? end + 2 : q + len;
-  }
-  return 1;
+  return last && e->name && !strcmp(e->name, last) && ls_usr_has_scopes(e->key, qname, strlen(qname));
 }
 
 /* `qual`: the thread_spawn rules with a qualified name (C++ constructors), found once;
@@ -1006,7 +979,7 @@ void ls_check_threads(ls_program *p, ls_vec *findings) {
       ls_vec_push(&qual, &p->rules->fns[i]);
   const char **lasts = ls_xrealloc(NULL, (qual.n + 1) * sizeof *lasts);
   for (size_t i = 0; i < qual.n; i++)
-    lasts[i] = last_part(((const ls_rule_fn *)qual.v[i])->name);
+    lasts[i] = ls_qualified_last(((const ls_rule_fn *)qual.v[i])->name);
   int host_rules = 0;
   for (int i = 0; i < p->rules->nfns && !host_rules; i++)
     host_rules = !strcmp(p->rules->fns[i].kind_name, "memcpy") || !strcmp(p->rules->fns[i].kind_name, "host_alloc");
