@@ -568,6 +568,8 @@ struct run {
   int changed;
   int local_only;  /* settling the function's own locals first: no effect leaves it */
   int local_changed; /* the pass changed one of f's own facts (a local's, a parameter's, the implicit flow) */
+  ls_block *k; int j;  /* the item apply() is at */
+  struct bcast_into *into; int ninto; /* f's collectives that deliver alike into a field or global */
 };
 
 static int own_local(const ls_func *f, const ls_entity *e) {
@@ -577,6 +579,101 @@ static int own_local(const ls_func *f, const ls_entity *e) {
     for (int i = 0; i < f->nparams; i++)
       if (f->params[i] == e)
         return 1;
+  return 0;
+}
+
+/* ---- a field or global the function broadcasts ----
+ * `if (me == 0) fgets(line, ...); MPI_Bcast(line, n, ...);` with `line` a member or global:
+ * the root's writes prepare what the broadcast gives every rank, and what other functions
+ * read (parse() after the loop's broadcast) is that. A field's fact is one for the whole
+ * program, so a rank-dependent write into an object that a broadcast, allreduce or allgather
+ * of the same function receives into later on some path does not make it rank-dependent
+ * (README, Limits: a read between the write and the broadcast, or after a path that skips
+ * it, is taken as the broadcast value). Locals are followed flow-sensitively instead. */
+struct bcast_into {
+  ls_entity *t; int level;
+  ls_node *call;
+  unsigned char *reach; /* by block id: a delivery into t is reachable from the block's entry */
+};
+
+static int delivers_alike(const ls_rule_fn *rule) {
+  static const char *const ops[] = {"bcast", "broadcast", "allreduce", "allgather", "allgatherv"};
+  if (!rule || rule->kind != LS_KIND_COLLECTIVE || !rule->op)
+    return 0;
+  for (size_t i = 0; i < sizeof ops / sizeof *ops; i++)
+    if (!strcmp(rule->op, ops[i]))
+      return 1;
+  return 0;
+}
+
+static void bcast_build(struct run *r) {
+  ls_func *f = r->f;
+  r->into = NULL;
+  r->ninto = 0;
+  int cap = 0;
+  for (int b = 0; b < f->nblocks; b++)
+    for (int j = 0; j < f->blocks[b]->nitems; j++) {
+      ls_node *n = f->blocks[b]->items[j];
+      if (n->kind != CXCursor_CallExpr || !n->ent || !delivers_alike(n->ent->rule))
+        continue;
+      for (int i = 0; i < n->ent->rule->nargs && (unsigned)i < n->nkids; i++) {
+        if (n->ent->rule->roles[i] != LS_ROLE_RECVBUF)
+          continue;
+        int level = 1;
+        ls_entity *t = ls_target_of(n->kids[i], &level);
+        if (!t || own_local(f, t) || t->pbase || (t->kind != LS_ENT_FIELD && t->kind != LS_ENT_GLOBAL))
+          continue;
+        if (r->ninto == cap) {
+          cap = cap ? 2 * cap : 4;
+          r->into = realloc(r->into, (size_t)cap * sizeof *r->into);
+          if (!r->into)
+            abort();
+        }
+        struct bcast_into *d = &r->into[r->ninto++];
+        *d = (struct bcast_into){t, level, n, calloc((size_t)f->nblocks + 1, 1)};
+        if (!d->reach)
+          abort();
+        /* backwards from the call's block: every block from which it can be reached */
+        ls_block **todo = malloc(((size_t)f->nblocks + 1) * sizeof *todo);
+        if (!todo)
+          abort();
+        int nt = 0;
+        todo[nt++] = f->blocks[b];
+        d->reach[b] = 1;
+        while (nt) {
+          ls_block *q = todo[--nt];
+          for (int e = 0; e < q->npred; e++)
+            if (!d->reach[q->pred[e]->id]) {
+              d->reach[q->pred[e]->id] = 1;
+              todo[nt++] = q->pred[e];
+            }
+        }
+        free(todo);
+      }
+    }
+}
+
+static void bcast_free(struct run *r) {
+  for (int i = 0; i < r->ninto; i++)
+    free(r->into[i].reach);
+  free(r->into);
+  r->into = NULL;
+  r->ninto = 0;
+}
+
+/* a write of t (at level) by item j of block k is what a later delivery of f overwrites */
+static int bcast_later(const struct run *r, const ls_block *k, int j, const ls_entity *t, int level) {
+  for (int i = 0; i < r->ninto && k; i++) {
+    const struct bcast_into *d = &r->into[i];
+    if (d->t != t || (t->kind != LS_ENT_FIELD && d->level != level))
+      continue;
+    for (int m = j + 1; m < k->nitems; m++)
+      if (k->items[m] == d->call)
+        return 1;
+    for (int s = 0; s < k->nsucc; s++)
+      if (d->reach[k->succ[s]->id])
+        return 1;
+  }
   return 0;
 }
 
@@ -651,7 +748,8 @@ static void note_alias(ls_entity *t, int level, ls_node *rhs) {
 static void out_arg(struct run *r, ls_node *arg, const ls_origin *o) {
   int level = 1; /* the callee writes through the pointer it got */
   ls_entity *t = ls_target_of(arg, &level);
-  taint_ent(r, t, o, level);
+  if (!bcast_later(r, r->k, r->j, t, level))
+    taint_ent(r, t, o, level);
   if (level == 1 && alias_of(t))
     taint_ent(r, alias_of(t), o, 0);
 }
@@ -685,7 +783,8 @@ static void apply(struct run *r, const uint64_t *st, ls_node *n) {
       ls_entity *t = ls_target_of(n->kids[0], &tp);
       if (n->kind == CXCursor_BinaryOperator && n->op == CXBinaryOperator_Assign)
         note_alias(t, tp, n->kids[1]);
-      taint_ent(r, t, into_global(r, n, t, tp, ls_expr_taint(p, st, n->kids[1]), "to a rank-dependent value"), tp);
+      if (!bcast_later(r, r->k, r->j, t, tp))
+        taint_ent(r, t, into_global(r, n, t, tp, ls_expr_taint(p, st, n->kids[1]), "to a rank-dependent value"), tp);
     }
     return;
   case CXCursor_ReturnStmt:
@@ -1259,7 +1358,8 @@ static void implicit_flow(struct run *r, const ls_origin **condo) {
       if ((n->kind == CXCursor_BinaryOperator || n->kind == CXCursor_CompoundAssignOperator) && n->nkids == 2) {
         int level = 0;
         ls_entity *t = ls_target_of(n->kids[0], &level);
-        taint_ent(r, t, into_global(r, n, t, level, k->impl, "under a rank-dependent condition"), level);
+        if (!bcast_later(r, k, j, t, level))
+          taint_ent(r, t, into_global(r, n, t, level, k->impl, "under a rank-dependent condition"), level);
       }
     }
   }
@@ -1299,8 +1399,11 @@ static void pass_func(struct run *r, ls_fs *x, const ls_origin **condo, int solv
       path_ref(paths->v[i])->seen = 0;
     for (int b = 0; b < f->nblocks; b++) {
       ls_block *k = f->blocks[b];
-      for (int j = 0; j < k->nitems; j++)
+      for (int j = 0; j < k->nitems; j++) {
+        r->k = k;
+        r->j = j;
         apply(r, NULL, k->items[j]);
+      }
       condo[b] = k->cond && k->nsucc >= 2 ? ls_expr_taint(p, NULL, k->cond) : NULL;
     }
   } else {
@@ -1327,6 +1430,8 @@ static void pass_func(struct run *r, ls_fs *x, const ls_origin **condo, int solv
       for (int j = 0; j < k->nitems; j++) {
         if (!r->local_only && x->pcands.n)
           path_seen(st, k->items[j]);
+        r->k = k;
+        r->j = j;
         apply(r, st, k->items[j]);
         fs_step(p, x, k->items[j], st, k->impl);
       }
@@ -1350,6 +1455,7 @@ static void run_func(struct run *r, ls_fs *x, ls_vec *writes, ls_vec *paths) {
   if (!condo || !impl0)
     abort();
   int settled = 0;
+  bcast_build(r);
   for (int pass = 0; pass < 6 && !settled; pass++) {
     /* A run that ends settled repeats its last pass when it runs again (after a local
      * one): nothing new unless what f reads changed since that last pass began (its own
@@ -1371,6 +1477,8 @@ static void run_func(struct run *r, ls_fs *x, ls_vec *writes, ls_vec *paths) {
   if (!settled)
     f->tdirty = 1;
   free(impl0);
+  bcast_free(r);
+  r->k = NULL;
   for (size_t i = 0; i < x->cands.n; i++)
     ((ls_entity *)x->cands.v[i])->fsidx = 0;
   x->cands.n = 0;
