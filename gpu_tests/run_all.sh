@@ -8,7 +8,7 @@
 #                                               exits 77 (skip) when nvcc/mpicc/nccl.h are missing
 # Environment: GT_WORK (scratch, default /tmp/gt-work), GT_BUDGET (s, default 500 from
 # start to the end of the suite), GT_STEPS (comma list, default all), GT_BASE_ROOT
-# (a baseline tree, see below), GT_DEFER_US, GT_BENCH_ROUNDS, GT_TIMING_CYCLES (suite.py).
+# (a baseline tree, see below), GT_DEFER_US, GT_BENCH_ROUNDS, GT_TIMING_CYCLES, GT_AB_PROCS (suite.py).
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
@@ -38,6 +38,9 @@ build_programs() {
   # the driver API directly (linked against the toolkit's stub; the driver's at run time)
   gcc "${cflags[@]}" "$ROOT/bench/gpu_driver_cost.c" -o "$bin/gpu_driver_cost" "${libs[@]}" \
     -L"$CUDA_HOME/lib64/stubs" -lcuda -lpthread || rc=1
+  # no MPI (its init would start the recorder) and no cudart: the driver API at run time
+  gcc "${cflags[@]}" -I"$ROOT/runtime/preload" "$ROOT/bench/gpu_hostcost_ab.c" -o "$bin/gpu_hostcost_ab" \
+    -lnccl -ldl -lpthread || rc=1
   return $rc
 }
 

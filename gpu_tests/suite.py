@@ -956,6 +956,115 @@ class Suite:
         self.summary["steps"]["drivercost"] = {"rc": rc, "rows": rows}
         self.md += md
 
+    # ------------------------------------------------------------ host cost, in one process
+    def step_ab(self):
+        """bench/gpu_hostcost_ab.c: the recorder's host cost with the process's speed level
+        cancelled out. Each lockstep process runs phase A0 (NCCL's own symbols before the
+        recorder starts), then A (own symbols, recorder running) and B (interposed)
+        alternating; plain processes run the same (all three phases are NCCL's function:
+        the noise floor); thread/map/pin are plain processes alternating A with B = an idle
+        sleeping thread / a 192 MiB shared mapping / pinned to one CPU. GT_AB_PROCS
+        processes per label (default 6, labels rotating), GT_AB_ROUNDS rounds of
+        GT_AB_ITERS iterations per phase (8, 2000)."""
+        prog = os.path.join(self.bin, "gpu_hostcost_ab")
+        csvp = os.path.join(self.out, "hostcost_ab.csv")
+        if os.path.exists(csvp):
+            os.remove(csvp)
+        procs = int(os.environ.get("GT_AB_PROCS", "6"))
+        rounds, iters = os.environ.get("GT_AB_ROUNDS", "8"), os.environ.get("GT_AB_ITERS", "2000")
+        pin = ["taskset", "-c", os.environ["GT_TASKSET"]] if os.environ.get("GT_TASKSET") else []
+        labels = ["plain"] + [v[0] for v in self.variants] + ["thread", "map", "pin"]
+        byname = {v[0]: v for v in self.variants}
+        dev = {}  # process -> LOCKSTEP_DEVICE_STATS line
+        runs = {}
+        for k in range(procs):
+            for j in range(len(labels)):
+                lab = labels[(j + k) % len(labels)]  # rotating order
+                if self.left() < 30:
+                    break
+                name = f"{lab}#{k}"
+                mode = lab if lab in ("thread", "map", "pin") else "ab"
+                argv = [prog, csvp, name, mode, rounds, iters]
+                env = dict(os.environ)
+                if lab in byname:
+                    _, ls, extra = byname[lab]
+                    env.update(extra)
+                    env["LOCKSTEP_DEVICE_STATS"] = "1"
+                    argv = self.under_lockstep(os.path.join(self.work, "traces", "ab", name), argv, ls=ls)
+                rc, lines, _ = self.run(f"ab-{lab}-{k}", pin + argv, 120, env=env)
+                runs[name] = rc
+                for _, ln in lines:
+                    if "lockstep: device:" in ln:
+                        dev[name] = ln.split("lockstep: device: ", 1)[1]
+        rows = list(csv.DictReader(open(csvp))) if os.path.exists(csvp) else []
+        per = {}  # process -> (phase, metric) -> (median, p95), pooled rows
+        for r in rows:
+            if r["round"] == "-1":
+                per.setdefault(r["label"], {})[(r["phase"], r["metric"])] = (float(r["median_ns"]), float(r["p95_ns"]))
+        res = {"rc": runs, "device_stats": dev, "labels": {}}
+
+        def med(v):
+            v = [x for x in v if x is not None]
+            return statistics.median(v) if v else None
+
+        def ratio(a, b):
+            return a / b if a and b else None
+
+        for lab in labels:
+            ps = [p for n, p in per.items() if n.split("#")[0] == lab]
+            if not ps:
+                continue
+            d = {"processes": len(ps)}
+            for ph in ("A0", "A", "B"):
+                for m in ("allreduce_sync", "group_host"):
+                    d[f"{ph}/{m}/median_ns"] = med([p.get((ph, m), (None, None))[0] for p in ps])
+                    d[f"{ph}/{m}/p95_ns"] = med([p.get((ph, m), (None, None))[1] for p in ps])
+                    d[f"{ph}/{m}/per_process"] = [p.get((ph, m), (None, None))[0] for p in ps]
+            for m in ("allreduce_sync", "group_host"):  # medians of per-process ratios
+                for a, b in (("B", "A"), ("A", "A0"), ("B", "A0")):
+                    d[f"{a}/{b}/{m}"] = med([ratio(p.get((a, m), (None,))[0], p.get((b, m), (None,))[0]) for p in ps])
+            res["labels"][lab] = d
+        pl = res["labels"].get("plain", {})
+        for lab, d in res["labels"].items():  # across processes, against plain processes' A0
+            for m in ("allreduce_sync", "group_host"):
+                for ph in ("A", "B"):
+                    d[f"{ph}/plain/{m}"] = ratio(d.get(f"{ph}/{m}/median_ns"), pl.get(f"A0/{m}/median_ns"))
+        self.summary["steps"]["ab"] = res
+        us = lambda x: "n/a" if x is None else f"{x / 1000:.3f}"
+        md = ["## Host cost per call, within one process (bench/gpu_hostcost_ab.c, one rank, 8 B)", "",
+              f"{procs} processes per label, {rounds} rounds x {iters} iterations per phase. A0: NCCL's own symbols "
+              "before the recorder starts; A: own symbols, recorder running; B: interposed (plain: all NCCL's). "
+              "thread/map/pin: plain processes, A = as is, B = an idle thread / a 192 MiB mapping / pinned. "
+              "Medians over processes of per-process medians (p95: of per-process p95s), µs; ratios: medians "
+              "of per-process ratios. Targets: interposed <= 1.15x plain (B/A0), own symbol <= 1.03x (A/A0), "
+              "group interval <= 1.3x (group B/A0).", "",
+              "| label | n | AR+sync A0 | A | B | p95 A0 / A / B | B/A | A/A0 | B/A0 | group A0 | A | B | p95 A0 / A / B | B/A | A/A0 | B/A0 | B / plain A0: AR, group |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+        for lab, d in res["labels"].items():
+            cells = [lab, str(d["processes"])]
+            for m in ("allreduce_sync", "group_host"):
+                cells += [us(d.get(f"{ph}/{m}/median_ns")) for ph in ("A0", "A", "B")]
+                cells.append(" / ".join(us(d.get(f"{ph}/{m}/p95_ns")) for ph in ("A0", "A", "B")))
+                cells += [f3(d.get(f"{a}/{b}/{m}")) for a, b in (("B", "A"), ("A", "A0"), ("B", "A0"))]
+            cells.append(f"{f3(d.get('B/plain/allreduce_sync'))}, {f3(d.get('B/plain/group_host'))}")
+            md.append("| " + " | ".join(cells) + " |")
+        md += ["", "Per-process medians of A0, AR+sync (µs; the speed levels): " + "; ".join(
+            f"{lab} " + " ".join(us(x) for x in d["A0/allreduce_sync/per_process"] if x is not None)
+            for lab, d in res["labels"].items() if d["A0/allreduce_sync/per_process"][0] is not None), ""]
+        if dev:
+            md += ["LOCKSTEP_DEVICE_STATS per process: " + "; ".join(f"{k}: {v}" for k, v in sorted(dev.items())), ""]
+        self.md += md
+        readme = os.path.join(self.out, "README.md")
+        if not os.path.exists(readme):
+            with open(readme, "w") as f:
+                f.write(f"# {self.summary['date']}, {self.summary['machine']}: host cost per call in one process\n\n"
+                        f"Command: `GT_STEPS={os.environ.get('GT_STEPS', 'ab')} gpu_tests/run_all.sh {self.n} OUT` "
+                        f"(GT_AB_PROCS={procs}, GT_AB_ROUNDS={rounds}, GT_AB_ITERS={iters}"
+                        + "".join(f", {k}={os.environ[k]}" for k in ("GT_VARIANTS", "GT_DEFER_US", "GT_TASKSET")
+                                  if os.environ.get(k)) + "); tree: see summary.json env.source.\n"
+                        "Raw rows: hostcost_ab.csv (label#process, mode, phase, metric, round (-1 pooled), n, "
+                        "median_ns, p95_ns).\n\nReading: (to be written)\n\n" + "\n".join(md) + "\n")
+
     # ------------------------------------------------------------ 6. online
     def step_online(self):
         """Detection latency of the side channel (divergent call -> report line, same
@@ -1312,6 +1421,15 @@ class Suite:
                 + f3(o.get("inproc", {}).get("result", {}).get("lockstep/8", {}).get("on_vs_none"))
                 + ", 256 MiB on/off "
                 + f3(o.get("inproc", {}).get("result", {}).get(f"lockstep/{256 << 20}", {}).get("on_vs_off")))
+        ab = st.get("ab")
+        if ab:
+            for lab, d in ab.get("labels", {}).items():
+                if lab in ("plain", "thread", "map", "pin"):
+                    continue
+                out.append(f"host cost in one process ({lab}, {d['processes']} processes): interposed/own-before-start "
+                           f"{f3(d.get('B/A0/allreduce_sync'))} (target <= 1.15), own after/before start "
+                           f"{f3(d.get('A/A0/allreduce_sync'))} (<= 1.03), group interval "
+                           f"{f3(d.get('B/A0/group_host'))} (<= 1.3)")
         sx = st.get("stress")
         if sx:
             out.append("stress: " + ", ".join(f"{k} {'PASS' if v.get('pass') else 'FAIL'}"
@@ -1389,7 +1507,8 @@ def main():
     ap.add_argument("--date", default=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"))
     ap.add_argument("--machine", default=None)
     ap.add_argument("--steps", default="native,split,timing,matrix,torch,bench,online,stress")
-    # not in the default list: drivercost (the driver calls' own cost, no lockstep involved)
+    # not in the default list: drivercost (the driver calls' own cost, no lockstep involved),
+    # ab (the host cost per call inside one process)
     a = ap.parse_args()
     a.machine = a.machine or f"h200x{a.nranks}"
     # mpirun forwards it with -x, so it must exist; fixtures wait this long at the end.
@@ -1398,7 +1517,7 @@ def main():
     s.machine_env()
     s.probe()
     steps = a.steps.split(",")
-    for st in ("native", "split", "timing", "matrix", "torch", "bench", "online", "stress", "drivercost"):
+    for st in ("native", "split", "timing", "matrix", "torch", "bench", "online", "stress", "drivercost", "ab"):
         if st not in steps:
             continue
         if s.left() < 20:
