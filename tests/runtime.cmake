@@ -54,7 +54,7 @@ set(LS_RT_ENV
 foreach(t preload_silent rc_passthrough depth groups threads identity sigkill
           watchdog_report watchdog_abort watchdog_exit run_cmd disable overflow mpirun diverge
           dlopen_local capture exec watchdog_multi disk_full online online_skip defer device_off idle_tail
-          online_policy online_reject online_nodir run_signals run_end config_once)
+          online_policy online_reject online_nodir run_signals run_end config_once backoff)
   ls_test(runtime.${t} COMMAND sh ${LS_RT_DIR}/t_${t}.sh TIMEOUT 60 SKIP_RC 77 ENV ${LS_RT_ENV})
 endforeach()
 

@@ -11,7 +11,9 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <linux/futex.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -155,12 +157,48 @@ int ls_tick_idle(struct ls_tick *t) {
 
 static int g_started;
 
+/* Back-off: after a tick every ticking subsystem called quiet (it loses nothing if the
+ * next tick comes later), the next sleep doubles, up to LS_BACKOFF_MAX, LOCKSTEP_TIMEOUT / 4
+ * and 128 intervals; any other tick returns to LOCKSTEP_POLL_MS. While backed off, device
+ * tracking wakes the thread early when a stream's ring of events fills half way, so the
+ * calls of a burst after an idle spell stay watched. */
+#define LS_BACKOFF_MAX 1000000000ull
+int ls_core_backed_off;
+uint64_t ls_core_ticks;
+static int g_wake; /* futex word: bumped by ls_core_wake */
+
+void ls_core_wake(void) {
+  if (!__atomic_exchange_n(&ls_core_backed_off, 0, __ATOMIC_ACQ_REL))
+    return; /* not asleep long, or already woken */
+  __atomic_fetch_add(&g_wake, 1, __ATOMIC_RELEASE);
+  syscall(SYS_futex, &g_wake, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+static void core_sleep(uint64_t ns, int backed_off) {
+  struct timespec ts = {(time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull)};
+  if (!backed_off) {
+    nanosleep(&ts, NULL);
+    return;
+  }
+  int w = __atomic_load_n(&g_wake, __ATOMIC_ACQUIRE);
+  __atomic_store_n(&ls_core_backed_off, 1, __ATOMIC_RELEASE);
+  syscall(SYS_futex, &g_wake, FUTEX_WAIT_PRIVATE, w, &ts, NULL, 0); /* a wake, the time, or a signal */
+  __atomic_store_n(&ls_core_backed_off, 0, __ATOMIC_RELEASE);
+}
+
 static void *core_main(void *arg) {
   (void)arg;
   ls_guard_thread();
-  struct timespec ts = {(time_t)(ls_cfg.poll_ms / 1000), (long)(ls_cfg.poll_ms % 1000) * 1000000L};
+  uint64_t base = (uint64_t)ls_cfg.poll_ms * 1000000ull, cap = 128 * base;
+  if (cap > LS_BACKOFF_MAX)
+    cap = LS_BACKOFF_MAX;
+  if (ls_cfg.timeout_ns && cap > ls_cfg.timeout_ns / 4)
+    cap = ls_cfg.timeout_ns / 4;
+  if (cap < base)
+    cap = base;
+  uint64_t next = base;
   for (;;) {
-    nanosleep(&ts, NULL);
+    core_sleep(next, next > base);
     if (!ls_g.hdr)
       return NULL;
     prefault();
@@ -168,6 +206,12 @@ static void *core_main(void *arg) {
     for (unsigned i = 0; i < g_nsubs; i++)
       if (g_subs[i]->tick)
         g_subs[i]->tick(&t);
+    int quiet = 1;
+    for (unsigned i = 0; i < g_nsubs && quiet; i++)
+      if (g_subs[i]->tick && !(g_subs[i]->quiet && g_subs[i]->quiet(&t)))
+        quiet = 0;
+    next = quiet ? (next * 2 < cap ? next * 2 : cap) : base;
+    __atomic_add_fetch(&ls_core_ticks, 1, __ATOMIC_RELAXED);
   }
   return NULL;
 }
@@ -241,6 +285,7 @@ void ls_core_hang_on(uint16_t family, const void *handle) { policy(1, family, ha
 
 void ls_core_after_fork(void) {
   g_started = 0;
+  ls_core_backed_off = 0;
   g_lowwater = 0;
   g_faulted = 0;
   g_hung = g_diverged = 0; /* the child's own calls decide its fate */

@@ -78,12 +78,16 @@ struct stream_slot {
   unsigned spare_r;
   /* LOCKSTEP_DEVICE_STATS: counted under the lock (no atomics on the hot path) */
   uint64_t n_rec, n_create, n_wait, n_full;
+  uint64_t seen_full; /* n_full at the poller's last look */
 };
 
 static struct stream_slot g_streams[LS_STREAM_SLOTS];
 static int g_dev; /* 1: driver usable */
 /* Pollers are the watchdog and the exit handler; app threads never take it. */
 static pthread_mutex_t g_poll_lock = PTHREAD_MUTEX_INITIALIZER;
+/* The last poll found an event still in flight, or a stream with more than LS_RING / 8
+ * events recorded since the poll before (the poller's; core.c's back-off asks). */
+static int g_busy;
 
 static CUresult (*p_cuEventCreate)(CUevent *, unsigned);
 static CUresult (*p_cuEventRecord)(CUevent, CUstream);
@@ -274,8 +278,9 @@ uint32_t ls_dev_cover(uint64_t stream, uint64_t lo, uint64_t hi, uint64_t now) {
   struct ev_entry *e = &s->ring[s->head];
   int full = __atomic_load_n(&e->state, __ATOMIC_ACQUIRE) == EV_ARMED;
   if (full && !g_defer_ns) {
-    s->n_full++;
+    __atomic_store_n(&s->n_full, s->n_full + 1, __ATOMIC_RELAXED); /* the poller reads it */
     slot_unlock(s); /* every event in flight: this call goes unwatched (no capture query needed) */
+    ls_core_wake();
     return 0;
   }
   /* A stream being captured into a CUDA graph runs nothing now: an event recorded
@@ -299,7 +304,7 @@ uint32_t ls_dev_cover(uint64_t stream, uint64_t lo, uint64_t hi, uint64_t now) {
       return tag; /* the slot stays locked until ls_dev_arm */
     }
   } else if (full) {
-    s->n_full++;
+    __atomic_store_n(&s->n_full, s->n_full + 1, __ATOMIC_RELAXED);
     slot_unlock(s); /* deferring, but the stream is not set up yet: unwatched */
     return 0;
   }
@@ -337,6 +342,11 @@ uint32_t ls_dev_cover(uint64_t stream, uint64_t lo, uint64_t hi, uint64_t now) {
   s->ndef = 0;
   s->def_lo = UINT64_MAX;
   s->gen = s->gen + 1 ? s->gen + 1 : 1;
+  /* The poller sleeps long (nothing was due) and half the ring is in flight: wake it
+   * before the ring fills and later calls go unwatched. */
+  if (__atomic_load_n(&ls_core_backed_off, __ATOMIC_RELAXED) &&
+      __atomic_load_n(&s->ring[(s->head + LS_RING / 2) % LS_RING].state, __ATOMIC_ACQUIRE) == EV_ARMED)
+    ls_core_wake();
   return tag; /* the slot stays locked until ls_dev_arm */
 }
 
@@ -375,6 +385,7 @@ void ls_dev_poll(void) {
     return;
   }
   CUcontext cur = NULL;
+  int busy = 0;
   for (unsigned si = 0; si < LS_STREAM_SLOTS; si++) {
     struct stream_slot *s = &g_streams[si];
     if (!__atomic_load_n(&s->key, __ATOMIC_ACQUIRE))
@@ -389,6 +400,8 @@ void ls_dev_poll(void) {
       run++;
     if (!run)
       continue;
+    if (run > LS_RING / 8)
+      busy = 1;
     struct ev_entry *newest = &s->ring[(s->tail + run - 1) % LS_RING];
     int one = newest->epoch == s->ring[s->tail].epoch; /* (epochs only grow along the ring) */
     /* done: entries [0, done) of the run have fired, by a binary search over the run
@@ -422,8 +435,10 @@ void ls_dev_poll(void) {
           cur = e->ctx;
         }
         r = p_cuEventQuery(e->ev);
-        if (r == LS_CUDA_ERROR_NOT_READY)
+        if (r == LS_CUDA_ERROR_NOT_READY) {
+          busy = 1;
           break;
+        }
       }
       resolve(e, make_tag(si, e->gen), r);
       unsigned w = s->spare_w;
@@ -434,7 +449,10 @@ void ls_dev_poll(void) {
       __atomic_store_n(&e->state, EV_FREE, __ATOMIC_RELEASE);
       s->tail = (s->tail + 1) % LS_RING;
     }
+    if (__atomic_load_n(&s->ring[s->tail].state, __ATOMIC_ACQUIRE) == EV_ARMED)
+      busy = 1; /* left in flight (the 8-query limit) */
   }
+  __atomic_store_n(&g_busy, busy, __ATOMIC_RELAXED);
   pthread_mutex_unlock(&g_poll_lock);
 }
 
@@ -443,7 +461,7 @@ void ls_dev_poll(void) {
 void ls_dev_shutdown(void) {
   ls_dev_poll();
   if (ls_cfg.device_stats) {
-    uint64_t n[5] = {0};
+    uint64_t n[6] = {0};
     for (unsigned si = 0; si < LS_STREAM_SLOTS; si++)
       if (__atomic_load_n(&g_streams[si].key, __ATOMIC_ACQUIRE)) {
         n[0]++;
@@ -455,9 +473,10 @@ void ls_dev_shutdown(void) {
     char msg[256];
     int k = snprintf(msg, sizeof msg,
                      "lockstep: device: %llu streams, %llu events recorded, %llu created, %llu calls "
-                     "waited for a later event, %llu unwatched (ring full)\n",
+                     "waited for a later event, %llu unwatched (ring full), %llu ticks\n",
                      (unsigned long long)n[0], (unsigned long long)n[1], (unsigned long long)n[2],
-                     (unsigned long long)n[3], (unsigned long long)n[4]);
+                     (unsigned long long)n[3], (unsigned long long)n[4],
+                     (unsigned long long)__atomic_load_n(&ls_core_ticks, __ATOMIC_RELAXED));
     if (k > 0)
       (void)!write(2, msg, (size_t)k < sizeof msg ? (size_t)k : sizeof msg - 1);
   }
@@ -478,7 +497,24 @@ static void dev_tick(struct ls_tick *t) {
   (void)t;
   ls_dev_poll();
 }
+/* Quiet when no event is in flight (a longer sleep delays no completion time), no call
+ * went unwatched since the last tick, and no stream recorded so many events since the
+ * last poll that twice as many (the next, doubled, sleep) would fill half its ring. */
+static int dev_quiet(struct ls_tick *t) {
+  (void)t;
+  int quiet = !__atomic_load_n(&g_busy, __ATOMIC_RELAXED);
+  for (unsigned si = 0; si < LS_STREAM_SLOTS; si++) {
+    struct stream_slot *s = &g_streams[si];
+    if (!__atomic_load_n(&s->key, __ATOMIC_ACQUIRE))
+      continue;
+    uint64_t nf = __atomic_load_n(&s->n_full, __ATOMIC_RELAXED);
+    if (nf != s->seen_full)
+      quiet = 0;
+    s->seen_full = nf;
+  }
+  return quiet;
+}
 static const struct ls_subsystem g_device = {
-    .name = "device", .order = LS_ORDER_DEVICE, .init = dev_init, .tick = dev_tick,
+    .name = "device", .order = LS_ORDER_DEVICE, .init = dev_init, .tick = dev_tick, .quiet = dev_quiet,
     .at_exit = ls_dev_shutdown, .after_fork = ls_dev_reset_after_fork};
 __attribute__((constructor)) static void dev_register(void) { ls_subsystem_register(&g_device); }

@@ -162,7 +162,11 @@ void ls_index_reset_after_fork(void) {
 }
 
 static void index_tick(struct ls_tick *t) { ls_index_tick(ls_tick_lowwater(t)); }
+static int index_quiet(struct ls_tick *t) { /* a later tick indexes what this one left */
+  (void)t;
+  return 1;
+}
 static const struct ls_subsystem g_index = {
-    .name = "index", .order = LS_ORDER_INDEX, .tick = index_tick,
+    .name = "index", .order = LS_ORDER_INDEX, .tick = index_tick, .quiet = index_quiet,
     .at_exit = ls_index_shutdown, .after_fork = ls_index_reset_after_fork};
 __attribute__((constructor)) static void index_register(void) { ls_subsystem_register(&g_index); }

@@ -90,6 +90,11 @@ LS_HIDDEN void ls_core_init(void);       /* every subsystem's init, under the in
 LS_HIDDEN void ls_core_start(void);      /* the thread, once the recorder is ready */
 LS_HIDDEN void ls_core_at_exit(void);    /* every subsystem's at_exit, in table order */
 LS_HIDDEN void ls_core_after_fork(void); /* in the child: the core's and every subsystem's */
+/* 1 while the thread sleeps longer than LOCKSTEP_POLL_MS (backed off: nothing was due);
+ * ls_core_wake ends such a sleep now (device tracking, when a ring fills half way). */
+LS_HIDDEN extern int ls_core_backed_off;
+LS_HIDDEN void ls_core_wake(void);
+LS_HIDDEN extern uint64_t ls_core_ticks; /* ticks so far (LOCKSTEP_DEVICE_STATS) */
 
 /* One tick of lockstep's thread. Progress is computed once per tick, when a subsystem
  * first asks, so the ones that mark completions (device tracking) tick before it. */

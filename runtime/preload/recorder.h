@@ -160,6 +160,9 @@ struct ls_subsystem {
   int order;
   void (*init)(void);
   void (*tick)(struct ls_tick *t);
+  /* After a tick: 1 if the next may come later without losing anything (core.c's
+   * back-off); NULL counts as 0 for a subsystem that ticks. */
+  int (*quiet)(struct ls_tick *t);
   void (*at_exit)(void);
   void (*after_fork)(void);
 };

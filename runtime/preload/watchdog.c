@@ -169,6 +169,7 @@ static void watchdog_tick(struct ls_tick *t) {
   uint64_t now = ls_now_ns();
   uint64_t i = ls_tick_lowwater(t), lim = ls_tick_limit(t);
   uint64_t end = lim - i > LS_SCAN_WINDOW ? i + LS_SCAN_WINDOW : lim;
+  int polled = 0;
   for (; i < end; i++) {
     struct ls_trace_record *r = &ls_g.recs[i];
     if (ls_rec_pending(r) <= 0)
@@ -177,10 +178,27 @@ static void watchdog_tick(struct ls_tick *t) {
       continue;
     if (now - r->t_enter_ns <= ls_cfg.timeout_ns)
       break; /* younger calls follow */
+    if (!polled) { /* completion as of now, not as of the device tick: never report a call done meanwhile */
+      polled = 1;
+      ls_dev_poll();
+      if (ls_rec_pending(r) <= 0)
+        continue;
+    }
     fire(i, r, now);
     block(r->comm_id, i);
   }
   watched_tick(now);
+}
+
+/* Quiet while nothing sequenced is pending and no blocking call is watched: a later
+ * tick can then miss no timeout (anything issued meanwhile is younger than the sleep). */
+static int watchdog_quiet(struct ls_tick *t) {
+  if (!ls_tick_idle(t))
+    return 0;
+  for (int i = 0; i < WATCH_SLOTS; i++)
+    if (__atomic_load_n(&g_watch[i].rec, __ATOMIC_ACQUIRE))
+      return 0;
+  return 1;
 }
 
 static void watchdog_after_fork(void) {
@@ -189,6 +207,6 @@ static void watchdog_after_fork(void) {
 }
 
 static const struct ls_subsystem g_watchdog = {
-    .name = "watchdog", .order = LS_ORDER_WATCHDOG, .tick = watchdog_tick,
+    .name = "watchdog", .order = LS_ORDER_WATCHDOG, .tick = watchdog_tick, .quiet = watchdog_quiet,
     .after_fork = watchdog_after_fork};
 __attribute__((constructor)) static void watchdog_register(void) { ls_subsystem_register(&g_watchdog); }

@@ -3,6 +3,7 @@
  * WORLD_SIZE (or Open MPI's OMPI_COMM_WORLD_*) come from the environment (default 0 / 1); the unique id is derived
  * from LS_TEST_UID so ranks started separately share a communicator identity.
  *   prog_nccl basic | rc | threads [T N] | split | hang [SEC] | loop N [USEC]
+ *   | idleburst IDLE_MS N [USEC] (one call, IDLE_MS idle, then loop N USEC)
  *             | hang2 | p2pfan | diverge op|count|dtype|redop|root|skip|extra | exec PROG ARGS...
  * Every scenario checks the return codes it expects and exits 1 on a surprise; `rc`
  * also prints "rc <label> <value>" lines so a test can diff runs with and without
@@ -241,14 +242,14 @@ static void p2pfan(void) {
   ncclCommDestroy(c);
 }
 
-static void loop(long n, long usec) {
-  ncclComm_t c = init("loop");
+static void loop_on(ncclComm_t c, long n, long usec) {
   for (long i = 0; i < n; i++) {
     ncclAllReduce(buf, buf, (size_t)i, F32, SUM, c, STREAM);
     if (usec)
       usleep((useconds_t)usec);
   }
 }
+static void loop(long n, long usec) { loop_on(init("loop"), n, usec); }
 
 int main(int argc, char **argv) {
   standin_rank_world(&rank, &world);
@@ -282,6 +283,11 @@ int main(int argc, char **argv) {
     execv(argv[2], argv + 2);
     perror("prog_nccl: execv");
     return 1;
+  } else if (!strcmp(what, "idleburst")) { /* one call, IDLE_MS idle, then a loop */
+    ncclComm_t c = init("idleburst");
+    ncclAllReduce(buf, buf, 1, F32, SUM, c, STREAM);
+    usleep((useconds_t)(argc > 2 ? atol(argv[2]) : 1000) * 1000);
+    loop_on(c, argc > 3 ? atol(argv[3]) : 1000, argc > 4 ? atol(argv[4]) : 0);
   } else if (!strcmp(what, "loop"))
     loop(argc > 2 ? atol(argv[2]) : 1000, argc > 3 ? atol(argv[3]) : 0);
   else {

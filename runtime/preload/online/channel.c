@@ -363,7 +363,13 @@ static void online_after_fork(void) {
   ls_on_pause_after_fork();
 }
 
+/* Publishing and the peers' checks run every tick: no back-off while the channel is on. */
+static int online_quiet(struct ls_tick *t) {
+  (void)t;
+  return !ls_on_enabled() || !ls_g.hdr;
+}
+
 static const struct ls_subsystem g_online = {
-    .name = "online", .order = LS_ORDER_ONLINE, .tick = online_tick,
+    .name = "online", .order = LS_ORDER_ONLINE, .tick = online_tick, .quiet = online_quiet,
     .at_exit = online_at_exit, .after_fork = online_after_fork};
 __attribute__((constructor)) static void online_register(void) { ls_subsystem_register(&g_online); }
