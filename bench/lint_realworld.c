@@ -2,7 +2,7 @@
  * data-parallel + pipeline-parallel trainer in the shape of nccl-tests and
  * PyTorch's ProcessGroupNCCL users (MPI bootstrap, ncclUniqueId broadcast,
  * CommSplit, bucketed gradient all-reduce, grouped P2P, checkpointing, async
- * error polling). Two bugs of the seed's kinds are left in on purpose
+ * error polling). Two bugs of the kinds gpu_tests/ runs are left in on purpose
  * (a rank-0-only metric reduction, a CHECK return inside a group). Benchmark
  * input only: it builds with mpicc -I/usr/local/cuda/include but is not run. */
 #include <mpi.h>
@@ -237,7 +237,7 @@ static ncclResult_t clip_gradients(struct trainer *t, float max_norm) {
 static ncclResult_t log_metrics(struct trainer *t) {
   if (t->step % t->log_every != 0)
     return ncclSuccess;
-  /* Bug of the seed's "rank skip" kind: only rank 0 reduces the loss, the
+  /* Bug of the "rank skip" kind (gpu_tests/ case skip): only rank 0 reduces the loss, the
    * other ranks go on to the next collective. */
   if (t->world_rank == 0) {
     NCCLCHECK(ncclReduce(t->loss_dev, t->loss_dev, 1, ncclFloat, ncclSum, 0, t->dp, t->stream));

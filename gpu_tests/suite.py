@@ -810,7 +810,7 @@ class Suite:
                               for x in r["reports"] if x.get("right") and x["named"])
             if c and c.get("right"):
                 right += ("; " if right else "") + "compare " + "/".join(yn[c["right"][k]] for k in ("seq", "op", "ranks"))
-            run = "as the seed, DEBUG=" + r["debug"] if r["mode"] == "seed" else "under lockstep, DEBUG=OFF"
+            run = "plain, DEBUG=" + r["debug"] if r["mode"] == "seed" else "under lockstep, DEBUG=OFF"
             md.append(f"| {r['case']} ({r['debug_row']}) | {run} | {r['rc']} ({r['elapsed_s']} s) | "
                       f"{r['ranks_returned']} | {rep} | {named.replace('|', '/')} | {right or '-'} | {cs} |")
         md += ["", "Per-collective cost (all_reduce + synchronize, median us; ratios to 'neither'):", "",

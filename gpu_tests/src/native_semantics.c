@@ -46,7 +46,7 @@ static ncclResult_t query(ncclComm_t comm, ncclResult_t *state) {
   return logged("ncclCommGetAsyncError", d, t, rc, (long)*state);
 }
 
-/* Poll a non-blocking communicator to a terminal state (1 ms apart, as the seed;
+/* Poll a non-blocking communicator to a terminal state (1 ms apart;
  * bounded so a stuck communicator fails the variant instead of hanging). */
 static ncclResult_t poll_terminal(ncclComm_t comm, int *polls, double *ms) {
   uint64_t t0 = gt_now_ns();
