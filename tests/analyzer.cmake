@@ -6,15 +6,13 @@ if(LOCKSTEP_ANALYZER AND TARGET lockstep)
   set(_expect bash ${_an}/expect.sh)
   set(_cuda -- -I/usr/local/cuda/include)
 
-  add_executable(test_analyzer ${_an}/test_analyzer.c)
-  target_compile_options(test_analyzer PRIVATE ${LOCKSTEP_WARNINGS})
-  target_link_libraries(test_analyzer PRIVATE lockstep_analyzer)
-  add_test(NAME analyzer.unit.cfg_taint
-           COMMAND test_analyzer ${PROJECT_SOURCE_DIR}/rules ${LIBCLANG_RESOURCE_DIR} ${_an}/cfg_cases.c)
+  ls_program(test_analyzer SOURCES ${_an}/test_analyzer.c LIBS lockstep_analyzer)
+  ls_test(analyzer.unit.cfg_taint TIMEOUT 120 LABELS analyzer
+          COMMAND test_analyzer ${PROJECT_SOURCE_DIR}/rules ${LIBCLANG_RESOURCE_DIR} ${_an}/cfg_cases.c)
 
   macro(lint_test name rc regex)
-    add_test(NAME analyzer.${name} COMMAND ${_expect} ${rc} "${regex}" -- $<TARGET_FILE:lockstep> lint ${ARGN})
-    set_tests_properties(analyzer.${name} PROPERTIES TIMEOUT 60 LABELS analyzer)
+    ls_test(analyzer.${name} COMMAND ${_expect} ${rc} "${regex}" -- $<TARGET_FILE:lockstep> lint ${ARGN}
+            TIMEOUT 60 LABELS analyzer)
   endmacro()
   lint_test(help 0 "usage: lockstep lint" --help)
   lint_test(no_input 2 "no input files")
@@ -50,10 +48,9 @@ if(LOCKSTEP_ANALYZER AND TARGET lockstep)
   # the fixture checker and the rule documentation read checks.def's table of rules
   lint_test(verify_unknown_rule 1 "unknown_rule\\.c:8: error: unknown rule 'rank-divergent-colective' in annotation"
             --verify ${_in}/unknown_rule.c ${_cuda})
-  add_test(NAME analyzer.docs_table COMMAND ${_expect} 2 "lint_rules\\.json: error: rule 'ungrouped-p2p' is not documented"
-           -- $<TARGET_FILE:lockstep> rules)
-  set_tests_properties(analyzer.docs_table PROPERTIES TIMEOUT 60 LABELS analyzer
-                       ENVIRONMENT LOCKSTEP_RULES_DIR=${_in}/docs_partial)
+  ls_test(analyzer.docs_table COMMAND ${_expect} 2 "lint_rules\\.json: error: rule 'ungrouped-p2p' is not documented"
+          -- $<TARGET_FILE:lockstep> rules
+          TIMEOUT 60 LABELS analyzer ENV LOCKSTEP_RULES_DIR=${_in}/docs_partial)
   lint_test(verify_mismatch 1 "cdb_b\\.c:9:3: error: unexpected warning .rank-divergent-collective."
             --verify ${_in}/cdb_a.c ${_in}/cdb_b.c ${_cuda})
   # a return inside a function's second group names that group's start, not the first one's
@@ -67,10 +64,9 @@ if(LOCKSTEP_ANALYZER AND TARGET lockstep)
   lint_test(notes_same_line 1 "nested_sides\\.c:32:7: note: one side issues: ncclAllReduce [(]depending on the condition at line 32, column 17[)]"
             ${_in}/nested_sides.c ${_cuda})
   # a rank value's way between functions, retraced step by step in the notes
-  add_test(NAME analyzer.notes_origin_chain
+  ls_test(analyzer.notes_origin_chain TIMEOUT 60 LABELS analyzer
            COMMAND bash ${_an}/notes_test.sh $<TARGET_FILE:lockstep> ${_in}/origin_chain.c
                    ${_in}/origin_chain.expected -I/usr/local/cuda/include)
-  set_tests_properties(analyzer.notes_origin_chain PROPERTIES TIMEOUT 60 LABELS analyzer)
   lint_test(flow_verify 0 "flow\\.c: verified .2 expected warnings." --verify ${_in}/flow.c ${_cuda})
   # rank values through C library calls (rules/host.json value_flows) and a pointer alias
   lint_test(outparams_verify 0 "outparams\\.c: verified .6 expected warnings." --verify ${_in}/outparams.c ${_cuda})
@@ -84,10 +80,9 @@ if(LOCKSTEP_ANALYZER AND TARGET lockstep)
   lint_test(errpath_text 1 "errpath\\.c:8:3: warning: .* [(]error path[)] .unbalanced-group.$" ${_in}/errpath.c ${_cuda})
   lint_test(errpath_count_line 1 "^2 warnings generated [(]1 on an error path[)][.]$" ${_in}/errpath.c ${_cuda})
   find_package(Python3 COMPONENTS Interpreter REQUIRED)
-  add_test(NAME analyzer.errpath_formats
+  ls_test(analyzer.errpath_formats TIMEOUT 120 LABELS analyzer
            COMMAND ${Python3_EXECUTABLE} ${_an}/errpath_test.py $<TARGET_FILE:lockstep> ${_in}/errpath.c
                    -- -I/usr/local/cuda/include)
-  set_tests_properties(analyzer.errpath_formats PROPERTIES TIMEOUT 120 LABELS analyzer)
   lint_test(errpath_summary 1 "2 findings [(]unbalanced-group: 2[)], 1 on error paths, "
             --summary ${_in}/errpath.c ${_cuda})
   lint_test(errpath_hide 1 "1 error-path finding hidden [(]--error-paths=show lists it[)]"
@@ -99,14 +94,12 @@ if(LOCKSTEP_ANALYZER AND TARGET lockstep)
   lint_test(errpath_verify_hide 2 "--error-paths=hide does not apply to it" --verify --error-paths=hide ${_in}/errpath.c)
   lint_test(errpath_verify_marker 1 "errpath\\.c:8:3: error: warning .unbalanced-group. is on an error path, its annotation says normal path"
             --verify ${_in}/errpath.c ${_cuda})
-  add_test(NAME analyzer.compile_commands
+  ls_test(analyzer.compile_commands TIMEOUT 120 LABELS analyzer
            COMMAND bash ${_an}/cdb_test.sh $<TARGET_FILE:lockstep> ${_in} ${CMAKE_CURRENT_BINARY_DIR}/analyzer_cdb)
-  set_tests_properties(analyzer.unit.cfg_taint analyzer.compile_commands PROPERTIES TIMEOUT 120 LABELS analyzer)
   # one 5,600-line function (800 expected findings): past convert.c's T_BIG its statements are
   # converted one at a time
   find_package(Python3 COMPONENTS Interpreter REQUIRED)
-  add_test(NAME analyzer.big_function
+  ls_test(analyzer.big_function TIMEOUT 60 LABELS analyzer
            COMMAND ${Python3_EXECUTABLE} ${_an}/big_function.py $<TARGET_FILE:lockstep>
                    ${CMAKE_CURRENT_BINARY_DIR}/big_function.c)
-  set_tests_properties(analyzer.big_function PROPERTIES TIMEOUT 60 LABELS analyzer)
 endif()

@@ -45,18 +45,13 @@ foreach(_fx ${LOCKSTEP_FIXTURES})
   file(RELATIVE_PATH _rel ${PROJECT_SOURCE_DIR}/fixtures ${_fx})
   string(REGEX REPLACE "\\.[^./]*$" "" _name "${_rel}")   # case: the file name without extension
   string(REPLACE "/" "." _name "${_name}")
-  add_test(NAME fixture.compile.${_name}
+  ls_test(fixture.compile.${_name} TIMEOUT 180 SKIP_RC 77 LABELS fixtures compile
            COMMAND bash ${PROJECT_SOURCE_DIR}/tests/fixtures/compile_fixture.sh ${_fx}
                    ${CMAKE_CURRENT_BINARY_DIR}/fixtures_bin ${LOCKSTEP_CUDA_INCLUDE_DIR}
                    ${LOCKSTEP_CUDA_LIB_DIR} "${_fx_mpicc}" "${LOCKSTEP_NVCC}" ${_fx_mpi_includes})
-  set_tests_properties(fixture.compile.${_name} PROPERTIES TIMEOUT 180 SKIP_RETURN_CODE 77
-                       LABELS "fixtures;compile")
   if(_fx_have_lint)
-    add_test(NAME fixture.verify.${_name}
-             COMMAND lockstep lint --verify ${_fx} -- ${_fx_lint_flags}
-             WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
-    set_tests_properties(fixture.verify.${_name} PROPERTIES TIMEOUT 120
-                         LABELS "fixtures;verify")
+    ls_test(fixture.verify.${_name} COMMAND lockstep lint --verify ${_fx} -- ${_fx_lint_flags}
+            WORKING_DIRECTORY ${PROJECT_SOURCE_DIR} TIMEOUT 120 LABELS fixtures verify)
   endif()
 endforeach()
 
@@ -64,29 +59,27 @@ endforeach()
 if(_fx_have_lint)
   find_package(Python3 COMPONENTS Interpreter QUIET)
   if(Python3_Interpreter_FOUND)
-    add_test(NAME fixture.demo
+    ls_test(fixture.demo TIMEOUT 300 LABELS fixtures verify
              COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/fixtures/check_demo.py
                      $<TARGET_FILE:lockstep> ${PROJECT_SOURCE_DIR}/fixtures/examples
                      ${LOCKSTEP_CUDA_INCLUDE_DIR}
              WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
-    set_tests_properties(fixture.demo PROPERTIES TIMEOUT 300 LABELS "fixtures;verify")
   endif()
 endif()
 
 if(NOT _fx_have_lint)
   # Visible in ctest's summary instead of silently missing.
-  add_test(NAME fixture.verify.unavailable
-           COMMAND sh -c "echo 'SKIP: lockstep was built without the analyzer (LOCKSTEP_ANALYZER=OFF)'; exit 77")
-  set_tests_properties(fixture.verify.unavailable PROPERTIES SKIP_RETURN_CODE 77)
+  ls_test(fixture.verify.unavailable TIMEOUT 60 SKIP_RC 77
+          COMMAND sh -c "echo 'SKIP: lockstep was built without the analyzer (LOCKSTEP_ANALYZER=OFF)'; exit 77")
 endif()
 
 # The set as a whole: >= 40 fixtures, >= 1/3 expecting no finding, a RUNTIME line in each.
 find_package(Python3 COMPONENTS Interpreter QUIET)
 if(Python3_Interpreter_FOUND)
-  add_test(NAME fixture.set
-           COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/fixtures/check_fixtures.py
-                   ${PROJECT_SOURCE_DIR}/fixtures)
+  ls_test(fixture.set TIMEOUT 60 SKIP_RC 77 LABELS fixtures
+          COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/fixtures/check_fixtures.py
+                  ${PROJECT_SOURCE_DIR}/fixtures)
 else()
-  add_test(NAME fixture.set COMMAND sh -c "echo 'SKIP: python3 not found'; exit 77")
+  ls_test(fixture.set TIMEOUT 60 SKIP_RC 77 LABELS fixtures
+          COMMAND sh -c "echo 'SKIP: python3 not found'; exit 77")
 endif()
-set_tests_properties(fixture.set PROPERTIES TIMEOUT 60 SKIP_RETURN_CODE 77 LABELS fixtures)

@@ -35,17 +35,12 @@ set(_mpi_env "LS_MPIRUN=${_mpi_run}" "LS_LINT_FLAGS=${_mpi_lint_flags_str}")
 file(GLOB _mpi_fixtures CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/fixtures/mpi/*.c)
 foreach(_fx ${_mpi_fixtures})
   get_filename_component(_name ${_fx} NAME_WE)
-  add_executable(mpi_fixture_${_name} ${_fx})
-  set_target_properties(mpi_fixture_${_name} PROPERTIES OUTPUT_NAME ${_name}
-                        RUNTIME_OUTPUT_DIRECTORY ${_mpi_bin})
-  target_compile_options(mpi_fixture_${_name} PRIVATE ${LOCKSTEP_WARNINGS} -g)
-  target_link_libraries(mpi_fixture_${_name} PRIVATE MPI::MPI_C)
+  ls_program(mpi_fixture_${_name} SOURCES ${_fx} DIR ${_mpi_bin} OUTPUT_NAME ${_name}
+    OPTIONS -g LIBS MPI::MPI_C)
 
   if(LOCKSTEP_ANALYZER)
-    add_test(NAME mpi.verify.${_name}
-             COMMAND lockstep lint --verify ${_fx} -- ${_mpi_lint_flags}
-             WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
-    set_tests_properties(mpi.verify.${_name} PROPERTIES TIMEOUT 120 LABELS "mpi;verify")
+    ls_test(mpi.verify.${_name} COMMAND lockstep lint --verify ${_fx} -- ${_mpi_lint_flags}
+            WORKING_DIRECTORY ${PROJECT_SOURCE_DIR} TIMEOUT 120 LABELS mpi verify)
     if(_name IN_LIST LOCKSTEP_MPI_LINT_KNOWN_TO_FAIL)
       set_tests_properties(mpi.verify.${_name} PROPERTIES WILL_FAIL TRUE)
     endif()
@@ -58,10 +53,6 @@ foreach(_fx ${_mpi_fixtures})
   if(LOCKSTEP_ANALYZER AND NOT _name IN_LIST LOCKSTEP_MPI_LINT_KNOWN_TO_FAIL)
     list(APPEND _flags --confirm) # lint's findings must be confirmed by this very run
   endif()
-  add_test(NAME mpi.run.${_name}
-           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/mpi/run_fixture.py
-                   $<TARGET_FILE:lockstep> ${_fx} $<TARGET_FILE:mpi_fixture_${_name}>
-                   ${_mpi_bin}/work/${_name} ${_flags})
   # Serial: 4 ranks already oversubscribe a CI machine, and the watchdog's 3 s must not
   # fire on a correct program because other tests starve it.
   set(_env ${_mpi_env})
@@ -70,49 +61,41 @@ foreach(_fx ${_mpi_fixtures})
     # run first under --policy exit.
     list(APPEND _env "LOCKSTEP_ONLINE=0")
   endif()
-  set_tests_properties(mpi.run.${_name} PROPERTIES TIMEOUT 90 RUN_SERIAL TRUE
-                       ENVIRONMENT "${_env}" LABELS "mpi;runtime")
+  ls_test(mpi.run.${_name}
+    COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/mpi/run_fixture.py
+            $<TARGET_FILE:lockstep> ${_fx} $<TARGET_FILE:mpi_fixture_${_name}>
+            ${_mpi_bin}/work/${_name} ${_flags}
+    TIMEOUT 90 RUN_SERIAL ENV ${_env} LABELS mpi runtime)
 endforeach()
 
 foreach(_prog rc_passthrough wait_family threads_many)
-  add_executable(mpi_test_${_prog} ${CMAKE_CURRENT_SOURCE_DIR}/mpi/${_prog}.c)
-  set_target_properties(mpi_test_${_prog} PROPERTIES OUTPUT_NAME ${_prog}
-                        RUNTIME_OUTPUT_DIRECTORY ${_mpi_bin})
-  target_compile_options(mpi_test_${_prog} PRIVATE ${LOCKSTEP_WARNINGS} -g)
-  target_link_libraries(mpi_test_${_prog} PRIVATE MPI::MPI_C Threads::Threads)
+  ls_program(mpi_test_${_prog} SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/mpi/${_prog}.c DIR ${_mpi_bin}
+    OUTPUT_NAME ${_prog} OPTIONS -g LIBS MPI::MPI_C Threads::Threads)
 endforeach()
-add_test(NAME mpi.passthrough
-         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/mpi/check_program.py passthrough
-                 $<TARGET_FILE:lockstep> $<TARGET_FILE:mpi_test_rc_passthrough> ${_mpi_bin}/work/rc)
-add_test(NAME mpi.wait_family
-         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/mpi/check_program.py completion
-                 $<TARGET_FILE:lockstep> $<TARGET_FILE:mpi_test_wait_family> ${_mpi_bin}/work/wf)
-add_test(NAME mpi.threads_many
-         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/mpi/check_program.py completion
-                 $<TARGET_FILE:lockstep> $<TARGET_FILE:mpi_test_threads_many> ${_mpi_bin}/work/tm 500)
-add_test(NAME mpi.off
-         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/mpi/check_program.py off
-                 $<TARGET_FILE:lockstep> $<TARGET_FILE:mpi_test_wait_family> ${_mpi_bin}/work/off)
-set_tests_properties(mpi.passthrough mpi.wait_family mpi.threads_many mpi.off PROPERTIES TIMEOUT 150 RUN_SERIAL TRUE
-                     ENVIRONMENT "${_mpi_env}" LABELS "mpi;runtime")
+# case, check_program.py mode, program, work folder, extra arguments
+foreach(_c "passthrough;passthrough;rc_passthrough;rc" "wait_family;completion;wait_family;wf"
+           "threads_many;completion;threads_many;tm;500" "off;off;wait_family;off")
+  list(POP_FRONT _c _case _mode _prog _work)
+  ls_test(mpi.${_case}
+    COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/mpi/check_program.py ${_mode}
+            $<TARGET_FILE:lockstep> $<TARGET_FILE:mpi_test_${_prog}> ${_mpi_bin}/work/${_work} ${_c}
+    TIMEOUT 150 RUN_SERIAL ENV ${_mpi_env} LABELS mpi runtime)
+endforeach()
 
 # The front page's divergent run stays true: README.md's section "A divergent run, start to
 # finish" (run, exit status, compare, lint, confirm) must be what the tools print on a real
 # 4-rank run of fixtures/mpi/op_mismatch.c (tests/docs/check_readme_run.py; docs.readme_lint
 # in tests/docs.cmake guards the lint block). Serial, as the runs above.
 if(LOCKSTEP_ANALYZER)
-  add_test(NAME docs.readme_run
+  ls_test(docs.readme_run TIMEOUT 120 RUN_SERIAL LABELS docs mpi
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/docs/check_readme_run.py
                    $<TARGET_FILE:lockstep> ${PROJECT_SOURCE_DIR}/README.md
                    $<TARGET_FILE:mpi_fixture_op_mismatch> ${_mpi_run}
                    ${CMAKE_CURRENT_BINARY_DIR}/docs/readme_run ${_mpi_lint_flags}
            WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
-  set_tests_properties(docs.readme_run PROPERTIES TIMEOUT 120 RUN_SERIAL TRUE LABELS "docs;mpi")
 endif()
 
 # The overhead benchmark (bench/mpi_overhead.sh): one short round keeps it working.
 include(${PROJECT_SOURCE_DIR}/bench/mpi_overhead.cmake)
-add_test(NAME mpi.bench_smoke
-         COMMAND sh ${PROJECT_SOURCE_DIR}/bench/mpi_overhead.sh ${CMAKE_BINARY_DIR} 1 1)
-set_tests_properties(mpi.bench_smoke PROPERTIES TIMEOUT 180 RUN_SERIAL TRUE
-                     LABELS "mpi;bench")
+ls_test(mpi.bench_smoke COMMAND sh ${PROJECT_SOURCE_DIR}/bench/mpi_overhead.sh ${CMAKE_BINARY_DIR} 1 1
+  TIMEOUT 180 RUN_SERIAL LABELS mpi bench)

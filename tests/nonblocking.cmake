@@ -18,23 +18,19 @@ if(LOCKSTEP_ANALYZER AND TARGET lockstep)
     endif()
   endif()
   if(Python3_Interpreter_FOUND)
-    add_test(NAME nonblocking.lint
+    ls_test(nonblocking.lint TIMEOUT 180 LABELS analyzer nonblocking
              COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/nonblocking/check_nonblocking.py
                      $<TARGET_FILE:lockstep> ${PROJECT_SOURCE_DIR} ${LOCKSTEP_CUDA_INCLUDE_DIR} ${_nb_mpi_flags})
-    set_tests_properties(nonblocking.lint PROPERTIES TIMEOUT 180 LABELS "analyzer;nonblocking")
   endif()
-  add_test(NAME nonblocking.cases
+  ls_test(nonblocking.cases TIMEOUT 60 LABELS analyzer nonblocking
            COMMAND $<TARGET_FILE:lockstep> lint --verify ${CMAKE_CURRENT_SOURCE_DIR}/nonblocking/cases.c
                    -- -I${LOCKSTEP_CUDA_INCLUDE_DIR})
-  set_tests_properties(nonblocking.cases PROPERTIES TIMEOUT 60 LABELS "analyzer;nonblocking")
-  add_test(NAME nonblocking.helper_across_tus
+  ls_test(nonblocking.helper_across_tus TIMEOUT 60 LABELS analyzer nonblocking
            COMMAND $<TARGET_FILE:lockstep> lint --verify ${CMAKE_CURRENT_SOURCE_DIR}/nonblocking/helper_tu_a.c
                    ${CMAKE_CURRENT_SOURCE_DIR}/nonblocking/helper_tu_b.c -- -I${LOCKSTEP_CUDA_INCLUDE_DIR})
-  set_tests_properties(nonblocking.helper_across_tus PROPERTIES TIMEOUT 60 LABELS "analyzer;nonblocking")
-  add_test(NAME nonblocking.rules_bad_key
+  ls_test(nonblocking.rules_bad_key TIMEOUT 60 LABELS analyzer nonblocking
            COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/analyzer/expect.sh 2
                    "bad_nonblocking\\.json: error: nonblocking: \"value\" must be an integer"
                    -- $<TARGET_FILE:lockstep> lint --rules ${CMAKE_CURRENT_SOURCE_DIR}/nonblocking/bad_nonblocking.json
                    ${CMAKE_CURRENT_SOURCE_DIR}/analyzer/inputs/clean.c)
-  set_tests_properties(nonblocking.rules_bad_key PROPERTIES TIMEOUT 60 LABELS "analyzer;nonblocking")
 endif()

@@ -4,24 +4,22 @@
 # nonblocking-not-ready driven by rules/nccl.json's nonblocking.parent_settles_child.
 if(LOCKSTEP_ANALYZER AND TARGET lockstep)
   find_package(Python3 COMPONENTS Interpreter QUIET)
-  add_test(NAME split.lint.cases
+  ls_test(split.lint.cases TIMEOUT 60 LABELS analyzer nonblocking
            COMMAND $<TARGET_FILE:lockstep> lint --verify ${CMAKE_CURRENT_SOURCE_DIR}/split/lint_cases.c
                    -- -I${LOCKSTEP_CUDA_INCLUDE_DIR})
-  set_tests_properties(split.lint.cases PROPERTIES TIMEOUT 60 LABELS "analyzer;nonblocking")
   if(Python3_Interpreter_FOUND)
-    add_test(NAME split.lint.rules
+    ls_test(split.lint.rules TIMEOUT 120 LABELS analyzer nonblocking
              COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/split/check_split_lint.py
                      $<TARGET_FILE:lockstep> ${PROJECT_SOURCE_DIR} ${LOCKSTEP_CUDA_INCLUDE_DIR})
-    set_tests_properties(split.lint.rules PROPERTIES TIMEOUT 120 LABELS "analyzer;nonblocking")
   endif()
 endif()
 if(TARGET lockstep_preload AND TARGET ls_standin_nccl AND TARGET ls_fake_cuda AND NOT LOCKSTEP_SANITIZE)
-  add_executable(ls_split_prog ${CMAKE_CURRENT_SOURCE_DIR}/split/split_prog.c)
-  target_include_directories(ls_split_prog PRIVATE ${PROJECT_SOURCE_DIR}/runtime/preload ${PROJECT_SOURCE_DIR}/tests/runtime/standin)
-  target_compile_options(ls_split_prog PRIVATE ${LOCKSTEP_WARNINGS} -g -O0)
-  target_link_libraries(ls_split_prog PRIVATE ls_standin_nccl)
-  add_dependencies(ls_split_prog lockstep_preload ls_fake_cuda)
-  add_test(NAME split.compare COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/split/split.sh)
-  set_tests_properties(split.compare PROPERTIES TIMEOUT 120 ENVIRONMENT
-    "LS_BIN=$<TARGET_FILE:lockstep>;LS_PROG=$<TARGET_FILE:ls_split_prog>;LS_SRC=${CMAKE_CURRENT_SOURCE_DIR}/split/split_prog.c;LS_FAKECUDA=${CMAKE_CURRENT_BINARY_DIR}/runtime/fakecuda;LS_WORK=${CMAKE_CURRENT_BINARY_DIR}/split_work;LOCKSTEP_RULES_DIR=${PROJECT_SOURCE_DIR}/rules")
+  ls_program(ls_split_prog SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/split/split_prog.c
+    INCLUDES ${PROJECT_SOURCE_DIR}/runtime/preload ${PROJECT_SOURCE_DIR}/tests/runtime/standin
+    OPTIONS -g -O0 LIBS ls_standin_nccl DEPENDS lockstep_preload ls_fake_cuda)
+  ls_test(split.compare COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/split/split.sh TIMEOUT 120
+    ENV "LS_BIN=$<TARGET_FILE:lockstep>" "LS_PROG=$<TARGET_FILE:ls_split_prog>"
+        "LS_SRC=${CMAKE_CURRENT_SOURCE_DIR}/split/split_prog.c"
+        "LS_FAKECUDA=${CMAKE_CURRENT_BINARY_DIR}/runtime/fakecuda"
+        "LS_WORK=${CMAKE_CURRENT_BINARY_DIR}/split_work" "LOCKSTEP_RULES_DIR=${PROJECT_SOURCE_DIR}/rules")
 endif()

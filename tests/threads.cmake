@@ -8,8 +8,8 @@ if(LOCKSTEP_ANALYZER AND TARGET lockstep)
   set(_th_expect bash ${CMAKE_CURRENT_SOURCE_DIR}/analyzer/expect.sh)
   set(_th_flags -I/usr/local/cuda/include)
   macro(threads_test name rc regex)
-    add_test(NAME threads.${name} COMMAND ${_th_expect} ${rc} "${regex}" -- $<TARGET_FILE:lockstep> ${ARGN})
-    set_tests_properties(threads.${name} PROPERTIES TIMEOUT 60 LABELS "analyzer;threads")
+    ls_test(threads.${name} COMMAND ${_th_expect} ${rc} "${regex}" -- $<TARGET_FILE:lockstep> ${ARGN}
+      TIMEOUT 60 LABELS analyzer threads)
   endmacro()
   threads_test(spawn_variants 0 "verified .7 expected" lint --verify ${_th}/spawn_variants.cpp -- ${_th_flags})
   threads_test(omp_regions 0 "verified .6 expected" lint --verify ${_th}/omp_regions.c -- ${_th_flags})
@@ -29,7 +29,6 @@ if(LOCKSTEP_ANALYZER AND TARGET lockstep)
                lint -q --rules ${_th}/regions_only.json ${_th}/omp_regions.c -- ${_th_flags})
   threads_test(data_driven_completion 0 "^$"
                lint -q --rules ${PROJECT_SOURCE_DIR}/rules/nccl.json ${_th}/completion_cases.c -- ${_th_flags})
-  add_test(NAME threads.data_driven_group
+  ls_test(threads.data_driven_group TIMEOUT 60 LABELS analyzer threads
            COMMAND sh -c "out=$($<TARGET_FILE:lockstep> lint -q --rules ${PROJECT_SOURCE_DIR}/rules/nccl.json ${_th}/omp_regions.c ${_th}/spawn_variants.cpp -- ${_th_flags} 2>&1); echo \"$out\"; ! echo \"$out\" | grep -q .group-across-threads.$")
-  set_tests_properties(threads.data_driven_group PROPERTIES TIMEOUT 60 LABELS "analyzer;threads")
 endif()
