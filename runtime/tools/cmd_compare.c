@@ -108,12 +108,8 @@ int ls_cmd_compare(int argc, char **argv) {
     cJSON *divs = cJSON_AddArrayToObject(doc, "divergences");
     for (size_t i = 0; i < cmp.ndiv; i++)
       cJSON_AddItemToArray(divs, ls_divergence_json(sym, &cmp.div[i]));
-    cJSON *notes = cJSON_AddArrayToObject(doc, "notes");
-    for (size_t i = 0; i < cmp.nnotes; i++)
-      cJSON_AddItemToArray(notes, ls_json_text(cmp.notes[i]));
-    cJSON *miss = cJSON_AddArrayToObject(doc, "incomplete");
-    for (size_t i = 0; i < cmp.nmissing; i++)
-      cJSON_AddItemToArray(miss, ls_json_text(cmp.missing[i]));
+    ls_json_add_texts(doc, "notes", cmp.notes, cmp.nnotes);
+    ls_json_add_texts(doc, "incomplete", cmp.missing, cmp.nmissing);
     ls_json_print(stdout, doc);
     cJSON_Delete(doc);
   } else {

@@ -347,15 +347,11 @@ int ls_cmd_confirm(int argc, char **argv) {
       fs[i].evidence = NULL;
       cJSON_AddItemToArray(out, o);
     }
-    cJSON *notes = cJSON_AddArrayToObject(doc, "notes");
-    for (size_t i = 0; i < cmp.nnotes; i++)
-      cJSON_AddItemToArray(notes, ls_json_text(cmp.notes[i]));
+    cJSON *notes = ls_json_add_texts(doc, "notes", cmp.notes, cmp.nnotes);
     if (unresolved)
       cJSON_AddItemToArray(notes, cJSON_CreateString("some call sites have no debug info; findings at those "
                                                       "sites cannot be joined"));
-    cJSON *miss = cJSON_AddArrayToObject(doc, "incomplete");
-    for (size_t i = 0; i < cmp.nmissing; i++)
-      cJSON_AddItemToArray(miss, ls_json_text(cmp.missing[i]));
+    ls_json_add_texts(doc, "incomplete", cmp.missing, cmp.nmissing);
     ls_json_print(stdout, doc);
     cJSON_Delete(doc);
   } else {

@@ -60,6 +60,13 @@ cJSON *ls_json_text(const char *s) {
   return j;
 }
 
+cJSON *ls_json_add_texts(cJSON *obj, const char *name, char *const *s, size_t n) {
+  cJSON *a = cJSON_AddArrayToObject(obj, name);
+  for (size_t i = 0; i < n; i++)
+    cJSON_AddItemToArray(a, ls_json_text(s[i]));
+  return a;
+}
+
 void ls_json_add_u64(cJSON *obj, const char *name, uint64_t v) {
   char num[32];
   snprintf(num, sizeof num, "%" PRIu64, v);

@@ -21,6 +21,8 @@ struct cJSON *ls_site_json(struct ls_site s, int rank);
 /* A JSON string of s with bytes that are not valid UTF-8 replaced by '?':
  * paths and host names come from the file and may be anything. */
 struct cJSON *ls_json_text(const char *s);
+/* Adds an array of ls_json_text(s[0..n-1]) to obj under name; returns the array. */
+struct cJSON *ls_json_add_texts(struct cJSON *obj, const char *name, char *const *s, size_t n);
 /* Adds an exact unsigned 64-bit number to obj under name. */
 void ls_json_add_u64(struct cJSON *obj, const char *name, uint64_t v);
 
