@@ -56,6 +56,10 @@ LS_HIDDEN uint64_t ls_rec_limit(void); /* min(nrecords, capacity) */
 LS_HIDDEN void ls_rec_set_flags(struct ls_trace_record *r, uint16_t f);
 LS_HIDDEN uint16_t ls_rec_flags(const struct ls_trace_record *r);
 LS_HIDDEN struct ls_trace_record *ls_rec_claim(uint64_t *index); /* NULL when full */
+/* A finished record of the recorder's own (watchdog, online check) that no NCCL call made:
+ * not sequenced, no value fields; dropped when the trace is full. */
+LS_HIDDEN void ls_rec_report(uint16_t api, uint64_t comm_id, int32_t rank, int32_t size, uint64_t t_ns,
+                             uint64_t aux0, uint64_t aux1);
 LS_HIDDEN void ls_trace_sync(void);
 /* Reserves disk blocks for records [0, upto) so writing them cannot SIGBUS on a full
  * disk; 0 on success (or when the filesystem cannot reserve). */

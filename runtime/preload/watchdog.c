@@ -63,24 +63,30 @@ static int64_t last_completed(uint64_t comm) {
   return best;
 }
 
+void ls_rec_report(uint16_t api, uint64_t comm_id, int32_t rank, int32_t size, uint64_t t_ns, uint64_t aux0,
+                   uint64_t aux1) {
+  uint64_t ei;
+  struct ls_trace_record *e = ls_rec_claim(&ei);
+  if (!e)
+    return;
+  e->api = api;
+  e->comm_id = comm_id;
+  e->seq = LS_NO_SEQ;
+  e->dtype = e->redop = e->root_or_peer = LS_NO_VALUE;
+  e->comm_rank = rank;
+  e->comm_size = size;
+  e->t_enter_ns = e->t_exit_ns = t_ns;
+  e->aux0 = aux0;
+  e->aux1 = aux1;
+  e->wtag = LS_WTAG_NONE;
+  __atomic_store_n(&e->state, LS_REC_RETURNED, __ATOMIC_RELEASE);
+}
+
 static void fire(uint64_t index, struct ls_trace_record *r, uint64_t now) {
   ls_rec_set_flags(r, LS_REC_TIMED_OUT);
   __atomic_fetch_or(&ls_g.hdr->flags, LS_TRACE_F_WATCHDOG, __ATOMIC_RELEASE);
-  uint64_t ei;
-  struct ls_trace_record *e = ls_rec_claim(&ei);
-  if (e) { /* the report itself, in the trace */
-    e->api = ls_g.watchdog_api;
-    e->comm_id = r->comm_id;
-    e->seq = LS_NO_SEQ;
-    e->dtype = e->redop = e->root_or_peer = LS_NO_VALUE;
-    e->comm_rank = r->comm_rank;
-    e->comm_size = r->comm_size;
-    e->t_enter_ns = e->t_exit_ns = now;
-    e->aux0 = index;
-    e->aux1 = (uint64_t)ls_cfg.policy;
-    e->wtag = LS_WTAG_NONE;
-    __atomic_store_n(&e->state, LS_REC_RETURNED, __ATOMIC_RELEASE);
-  }
+  /* the report itself, in the trace */
+  ls_rec_report(ls_g.watchdog_api, r->comm_id, r->comm_rank, r->comm_size, now, index, (uint64_t)ls_cfg.policy);
   ls_trace_sync();
   int64_t last = last_completed(r->comm_id);
   char lastbuf[32];

@@ -74,21 +74,9 @@ void ls_on_say(char *msg, int n, size_t cap) {
 }
 
 static void event(struct ls_online_comm *oc, uint64_t seq, int peer, int32_t what) {
-  uint64_t ei;
-  struct ls_trace_record *e = ls_rec_claim(&ei);
-  if (!e)
-    return;
-  e->api = ls_g.mismatch_api;
-  e->comm_id = oc->id;
-  e->seq = LS_NO_SEQ;
-  e->dtype = e->redop = e->root_or_peer = LS_NO_VALUE;
-  e->comm_rank = oc->rank;
-  e->comm_size = oc->size;
-  e->t_enter_ns = e->t_exit_ns = ls_now_ns();
-  e->aux0 = seq;
-  e->aux1 = (uint64_t)(uint32_t)peer | (uint64_t)what << 32; /* what: 0 mismatch, 1 skip */
-  e->wtag = LS_WTAG_NONE;
-  __atomic_store_n(&e->state, LS_REC_RETURNED, __ATOMIC_RELEASE);
+  /* what: 0 mismatch, 1 skip */
+  ls_rec_report(ls_g.mismatch_api, oc->id, oc->rank, oc->size, ls_now_ns(), seq,
+                (uint64_t)(uint32_t)peer | (uint64_t)what << 32);
 }
 
 static void report(struct ls_online_comm *oc, const struct ls_fp *mine, int peer,
