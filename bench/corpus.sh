@@ -21,6 +21,7 @@
 #      (default build/lockstep), SET_TIMEOUT (seconds per set, default 1800), JOBS (default 2), CUDA
 #      (default /usr/local/cuda); the debian set passes REALCODE_DIR=$OUT/debian on.
 set -uo pipefail
+case ${1:-} in -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;; esac
 root=$(cd "$(dirname "$0")/.." && pwd)
 C=${CORPUS_DIR:-/work/corpus}
 OUT=${OUT:-/tmp/corpus-out}

@@ -11,6 +11,7 @@
 #      TUS (an extended regex: lint only the TUs whose path matches it, to re-run the
 #      ones that had findings without the slow rest of a package).
 set -uo pipefail
+case ${1:-} in -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;; esac
 root=$(cd "$(dirname "$0")/.." && pwd)
 W=${REALCODE_DIR:-/tmp/realcode}
 LOCKSTEP=${LOCKSTEP:-$root/build/lockstep}

@@ -29,7 +29,8 @@ static void usage(FILE *out) {
     fprintf(out, "  %-9s %s\n", subcommands[i].name, subcommands[i].summary);
   fprintf(out, "\n`lockstep <command> --help` describes each command; `lockstep --version` prints\n"
                "the version.\n"
-               "Exit codes: 0 clean, 1 findings or divergence, 2 usage or input error.\n");
+               "Exit codes: 0 clean, 1 findings or divergence, 2 usage or input error; compare\n"
+               "and confirm also 3 (part of the run missing), run the command's own (its --help).\n");
 }
 
 /* Output that never reached its file (a full disk) fails the command: a caller must
