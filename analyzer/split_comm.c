@@ -667,3 +667,227 @@ int ls_split_resplit(ls_program *p, const ls_entity *lhs, ls_node *rhs) {
     }
   return n > 0;
 }
+
+static int assigns(ls_node *n, const ls_entity *lhs, const ls_entity *rhs) {
+  if (!n)
+    return 0;
+  int level = 0;
+  if (n->kind == CXCursor_BinaryOperator && n->op == CXBinaryOperator_Assign && n->nkids == 2 &&
+      ls_target_of(n->kids[0], &level) == lhs && level == 0 && ls_target_of(n->kids[1], &level) == rhs && level == 0)
+    return 1;
+  for (unsigned i = 0; i < n->nkids; i++)
+    if (assigns(n->kids[i], lhs, rhs))
+      return 1;
+  return 0;
+}
+
+/* f assigns h to e, and h is made only by splits of e */
+static int resplit_in(ls_func *f, const ls_entity *e, const ls_entity *h) {
+  for (size_t k = 0; k < nsplits; k++)
+    if (splits[k].comm == h && splits[k].parent != e)
+      return 0;
+  return assigns(f->body, e, h);
+}
+
+/* Uniformity per communicator. A loop that re-splits its communicator E (`MPI_Comm_split(E,
+ * color, ..., &H); E = H;`) by a color that a branch P decides leaves P's outcome the same on
+ * every member of the new E, so a value computed only from values uniform per E, under
+ * branches whose conditions are uniform per E (P included), is the same on all of E's members
+ * even where it differs across the world (recursive bisection's bounds). A branch or loop on
+ * such values whose collectives all go to E does not divide E. Greatest fixed point: a local
+ * stays uniform per E until one of its writes reads a rank value that is not, is under a
+ * branch that is not, or hands its address to a call. */
+struct uctx {
+  ls_program *p;
+  ls_func *f;
+  ls_block *pbranch;  /* the branch whose arms set the color (NULL: the color is the predicate) */
+  ls_node *color;
+  ls_entity **u;      /* locals held uniform per E */
+  char *ok;
+  int nu, maxid;
+  char *cd;           /* cd[k * (maxid + 1) + b]: block k is directly control dependent on b */
+  char *seen;
+};
+
+static int u_index(const struct uctx *x, const ls_entity *e) {
+  for (int i = 0; i < x->nu; i++)
+    if (x->u[i] == e)
+      return i;
+  return -1;
+}
+
+static int u_expr(struct uctx *x, ls_node *n) {
+  n = ls_strip_casts(n);
+  if (!n)
+    return 1;
+  if (n->kind == CXCursor_DeclRefExpr && n->ent && n->ent->kind == LS_ENT_VAR && n->ent->taint) {
+    int i = u_index(x, n->ent);
+    return i >= 0 && x->ok[i];
+  }
+  if (!ls_expr_taint(x->p, NULL, n))
+    return 1;
+  if (n->kind == CXCursor_CallExpr || n->kind == CXCursor_DeclRefExpr)
+    return 0;
+  for (unsigned i = 0; i < n->nkids; i++)
+    if (!u_expr(x, n->kids[i]))
+      return 0;
+  return 1;
+}
+
+static int u_branch(struct uctx *x, ls_block *b) {
+  if (b == x->pbranch || (!x->pbranch && of_color(x->p, x->f, b->cond, x->color)))
+    return 1;
+  return !b->cond_taint || u_expr(x, b->cond);
+}
+
+/* block k runs on all of E's members or on none: every branch it depends on is uniform per E */
+static int u_block(struct uctx *x, ls_block *k) {
+  if (k->id < 0 || k->id > x->maxid || x->seen[k->id])
+    return 1;
+  x->seen[k->id] = 1;
+  for (int i = 0; i < x->f->nblocks; i++) {
+    ls_block *b = x->f->blocks[i];
+    if (b->id >= 0 && b->id <= x->maxid && x->cd[(size_t)k->id * (x->maxid + 1) + b->id] &&
+        (!u_branch(x, b) || !u_block(x, b)))
+      return 0;
+  }
+  return 1;
+}
+
+static void u_writes(struct uctx *x, ls_block *k, ls_node *n, int *changed) {
+  if (!n)
+    return;
+  ls_entity *t = NULL;
+  ls_node *rhs = NULL;
+  int level = 0, bad = 0;
+  if (n->kind == CXCursor_VarDecl) {
+    t = n->ent;
+    rhs = n->nkids ? n->kids[n->nkids - 1] : NULL;
+  } else if ((n->kind == CXCursor_BinaryOperator && n->op == CXBinaryOperator_Assign) ||
+             n->kind == CXCursor_CompoundAssignOperator) {
+    if (n->nkids == 2) {
+      t = ls_target_of(n->kids[0], &level);
+      rhs = n->kids[1];
+    }
+  } else if (n->kind == CXCursor_UnaryOperator && n->nkids == 1 &&
+             (ls_is_incdec(n->op) || n->op == CXUnaryOperator_AddrOf)) {
+    t = ls_target_of(n->kids[0], &level);
+    bad = n->op == CXUnaryOperator_AddrOf; /* handed on: written where we do not follow */
+  }
+  int i = t ? u_index(x, t) : -1;
+  if (i >= 0 && x->ok[i]) {
+    memset(x->seen, 0, (size_t)x->maxid + 1);
+    if (bad || level != 0 || !u_expr(x, rhs) || !u_block(x, k)) {
+      x->ok[i] = 0;
+      *changed = 1;
+    }
+  }
+  for (unsigned j = 0; j < n->nkids; j++)
+    u_writes(x, k, n->kids[j], changed);
+}
+
+static void u_locals(struct uctx *x, ls_node *n, int cap) {
+  if (!n)
+    return;
+  if (n->kind == CXCursor_VarDecl && n->ent && n->ent->kind == LS_ENT_VAR && n->ent->taint && x->nu < cap &&
+      u_index(x, n->ent) < 0)
+    x->u[x->nu++] = n->ent;
+  for (unsigned j = 0; j < n->nkids; j++)
+    u_locals(x, n->kids[j], cap);
+}
+
+/* the communicator a collective runs on, when it is a local variable */
+static ls_entity *coll_comm(ls_node *c) {
+  if (!c->ent || !c->ent->rule || !c->ent->rule->seq_member)
+    return NULL;
+  int ci = arg_role(c, LS_ROLE_COMM), level = 0;
+  ls_entity *e = ci >= 0 ? ls_target_of(c->kids[ci], &level) : NULL;
+  return e && e->kind == LS_ENT_VAR && level <= 0 ? e : NULL;
+}
+
+/* the branch of f both of whose arms set the local color var to literals, and nothing else writes it */
+static ls_block *color_branch(ls_func *f, ls_entity *v) {
+  ls_block *got = NULL;
+  int n = 0;
+  for (int b = 0; b < f->nblocks; b++) {
+    ls_block *k = f->blocks[b];
+    for (int j = 0; j < k->nitems; j++) {
+      ls_node *it = k->items[j];
+      int level = 0;
+      if (!((it->kind == CXCursor_BinaryOperator && it->op == CXBinaryOperator_Assign && it->nkids == 2 &&
+             ls_target_of(it->kids[0], &level) == v) || (it->kind == CXCursor_VarDecl && it->ent == v)))
+        continue;
+      if (it->kind == CXCursor_VarDecl && !it->nkids)
+        continue;
+      ls_node *r = ls_strip_casts(it->kids[it->nkids - 1]);
+      if (!r || !r->ilit || level != 0 || k->npred != 1 || k->pred[0]->nsucc != 2 || (got && got != k->pred[0]))
+        return NULL;
+      got = k->pred[0];
+      n++;
+    }
+  }
+  return n == 2 ? got : NULL;
+}
+
+int ls_split_uniform(ls_program *p, ls_func *f, ls_node *cond, ls_node *const *calls, int n) {
+  if (scanned != p)
+    ls_split_scan(p);
+  if (!cond || n <= 0 || !nsplits)
+    return 0;
+  ls_entity *e = coll_comm(calls[0]);
+  for (int i = 0; i < n; i++)
+    if (!e || coll_comm(calls[i]) != e)
+      return 0; /* a collective on another communicator (the parent, the world) stays a finding */
+  const struct split *s = NULL; /* the re-split of e: split into h, and e = h in f */
+  for (size_t k = 0; k < nsplits && !s; k++)
+    if (splits[k].f == f && splits[k].parent == e && !splits[k].ambiguous)
+      s = &splits[k];
+  if (!s || !resplit_in(f, e, s->comm))
+    return 0;
+  struct uctx x = {.p = p, .f = f, .color = s->color};
+  ls_node *col = ls_strip_casts(s->color);
+  if (col && col->kind == CXCursor_DeclRefExpr && col->ent && col->ent->kind == LS_ENT_VAR &&
+      !(x.pbranch = color_branch(f, col->ent)))
+    return 0;
+  for (int i = 0; i < f->nblocks; i++)
+    if (f->blocks[i]->id > x.maxid)
+      x.maxid = f->blocks[i]->id;
+  size_t m = (size_t)x.maxid + 1;
+  enum { CAP = 512 };
+  x.u = malloc(CAP * sizeof *x.u);
+  x.ok = malloc(CAP);
+  x.cd = calloc(m * m, 1);
+  x.seen = calloc(m, 1);
+  if (!x.u || !x.ok || !x.cd || !x.seen)
+    abort();
+  for (int i = 0; i < f->nblocks; i++) { /* edge b->s: s and its post-dominators up to b's */
+    ls_block *b = f->blocks[i];
+    if (b->nsucc < 2 || b->id < 0)
+      continue;
+    for (int j = 0; j < b->nsucc; j++)
+      for (ls_block *t = b->succ[j]; t && t != b->ipdom && t->id >= 0 && t->id <= x.maxid; t = t->ipdom) {
+        x.cd[(size_t)t->id * m + b->id] = 1;
+        if (t == t->ipdom)
+          break;
+      }
+  }
+  u_locals(&x, f->body, CAP);
+  memset(x.ok, 1, CAP);
+  for (int changed = 1; changed;) {
+    changed = 0;
+    for (int i = 0; i < f->nblocks; i++) {
+      ls_block *k = f->blocks[i];
+      u_writes(&x, k, k->cond, &changed);
+      for (int j = 0; j < k->nitems; j++)
+        u_writes(&x, k, k->items[j], &changed);
+    }
+  }
+  ls_block *cb = block_of(f, cond, 1);
+  memset(x.seen, 0, m);
+  int ok = cb && u_expr(&x, cond) && u_block(&x, cb);
+  free(x.u);
+  free(x.ok);
+  free(x.cd);
+  free(x.seen);
+  return ok;
+}

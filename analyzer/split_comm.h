@@ -32,4 +32,10 @@ int ls_cond_kept(ls_func *f, ls_node *cond, ls_block *from, ls_block *to);
  * communicator it held, which is no choice between communicators. */
 int ls_split_resplit(ls_program *p, const ls_entity *lhs, ls_node *rhs);
 
+/* 1 when the branch or loop condition cond (in f) is uniform per communicator E and every call
+ * of calls[0..n) is a collective on E, where f re-splits E by a color a branch decides
+ * (`MPI_Comm_split(E, color, ..., &h); E = h;`): cond's values are computed only from values the
+ * same on all of E's members, under branches that are too, so whole communicators agree. */
+int ls_split_uniform(ls_program *p, ls_func *f, ls_node *cond, ls_node *const *calls, int n);
+
 #endif

@@ -561,14 +561,17 @@ static void check_branch(ls_check_ctx *c, ls_block *b) {
   }
   if (!at)
     return; /* the difference lies in paths that do not return; nothing to point at */
-  if (!b->is_loop) { /* on communicators split by this very condition: whole groups agree */
+  { /* on communicators split by this very condition, or re-split so that the condition is
+     * the same on each one's members: whole groups agree */
     ls_node *all[2 * LS_MAXEV];
     int na = 0;
     for (int j = 0; j < la.n; j++)
       all[na++] = la.v[j];
     for (int j = 0; j < lb.n; j++)
       all[na++] = lb.v[j];
-    if (ls_split_guarded(c->p, c->f, b->cond, all, na))
+    if (!b->is_loop && ls_split_guarded(c->p, c->f, b->cond, all, na))
+      return;
+    if (ls_split_uniform(c->p, c->f, b->cond, all, na))
       return;
   }
   ls_node *cn = b->cond;
