@@ -88,6 +88,12 @@ struct ls_evlist { ls_node *v[LS_MAXEV]; const ls_block *why[LS_MAXEV]; int n; i
  * `stop` (or the function's exit), within c->budget blocks; blocks marked c->gen are not
  * entered again (bump c->gen before a walk). */
 void ls_walk(ls_check_ctx *c, ls_block *k, ls_block *stop, struct ls_evlist *out, int p2p);
+/* ls_walk on a fresh generation with a report walk's budget. */
+static inline void ls_walk_fresh(ls_check_ctx *c, ls_block *k, ls_block *stop, struct ls_evlist *out, int p2p) {
+  c->gen++;
+  c->budget = 256;
+  ls_walk(c, k, stop, out, p2p);
+}
 /* The normalized text of expression n, as fingerprints compare it (kept with n). */
 const char *ls_norm_text(ls_check_ctx *c, ls_node *n);
 /* A blocking point-to-point call (rules kind blocking_p2p); ls_walk with p2p == 2 lists these

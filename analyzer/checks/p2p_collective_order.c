@@ -103,9 +103,7 @@ void ls_check_p2p_collective_order(ls_check_ctx *c) {
     struct ls_evlist s[2];
     for (int j = 0; j < 2; j++) {
       s[j].n = s[j].exited = 0;
-      c->gen++;
-      c->budget = 256;
-      ls_walk(c, b->succ[j], f->vexit, &s[j], 2);
+      ls_walk_fresh(c, b->succ[j], f->vexit, &s[j], 2);
     }
     if (!cross(c, b, &s[0], &s[1]))
       cross(c, b, &s[1], &s[0]);

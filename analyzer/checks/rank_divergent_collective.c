@@ -162,9 +162,7 @@ static int check_nested_exit(ls_check_ctx *c, ls_block *b, int cyc) {
   if (!from)
     return 0;
   struct ls_evlist la = {.n = 0};
-  c->gen++;
-  c->budget = 256;
-  ls_walk(c, from, f->vexit, &la, 0);
+  ls_walk_fresh(c, from, f->vexit, &la, 0);
   if (!la.n || !ls_is_coll(la.v[0]))
     return 0;
   ls_node *at = la.v[0], *cn = b->cond, *ex = hit->nitems ? hit->items[hit->nitems - 1] : cn;
@@ -254,9 +252,7 @@ static void check_finalize_side(ls_check_ctx *c, ls_block *b) {
   ls_node *fz = fin[0] ? fin[0] : fin[1];
   const char *api = fz->ent->rule->api;
   struct ls_evlist la = {.n = 0};
-  c->gen++;
-  c->budget = 256;
-  ls_walk(c, P, f->vexit, &la, 0);
+  ls_walk_fresh(c, P, f->vexit, &la, 0);
   ls_node *at = NULL;
   for (int j = 0; j < la.n && !at; j++)
     if (ls_is_coll(la.v[j]) && api && la.v[j]->ent->rule->api && !strcmp(la.v[j]->ent->rule->api, api))
@@ -449,9 +445,7 @@ static int check_chain(ls_check_ctx *c, ls_block *b) {
   if (head != b)
     return 1;
   struct ls_evlist la = {.n = 0};
-  c->gen++;
-  c->budget = 256;
-  ls_walk(c, head->succ[0], head->ipdom, &la, 0);
+  ls_walk_fresh(c, head->succ[0], head->ipdom, &la, 0);
   if (!la.n)
     return 1;
   ls_node *at = la.v[0], *cn = head->cond;
@@ -539,12 +533,8 @@ static void check_branch(ls_check_ctx *c, ls_block *b) {
   if (ia >= b->nsucc || ib >= b->nsucc)
     return;
   /* b itself is not marked: a path that loops back through b issues b's calls again */
-  c->gen++;
-  c->budget = 256;
-  ls_walk(c, b->succ[ia], P, &la, 0);
-  c->gen++;
-  c->budget = 256;
-  ls_walk(c, b->succ[ib], P, &lb, 0);
+  ls_walk_fresh(c, b->succ[ia], P, &la, 0);
+  ls_walk_fresh(c, b->succ[ib], P, &lb, 0);
   uint64_t ta = 0, tb = 0;
   int i = 0;
   for (; i < la.n && i < lb.n; i++) {

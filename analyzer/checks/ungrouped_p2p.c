@@ -58,10 +58,8 @@ void ls_check_ungrouped_p2p(ls_check_ctx *c) {
     ls_node *at = NULL, *oth = NULL;
     for (int s = 0; s < k->nsucc; s++) {
       struct ls_evlist l = {.n = 0};
-      c->gen++;
-      k->mark = c->gen;
-      c->budget = 256;
-      ls_walk(c, k->succ[s], k->ipdom, &l, 1);
+      k->mark = c->gen + 1; /* the walk's generation: it does not come back through k */
+      ls_walk_fresh(c, k->succ[s], k->ipdom, &l, 1);
       ls_node *fst = NULL;
       for (int i = 0; i < l.n; i++) {
         int cand = 0;
