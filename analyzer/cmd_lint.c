@@ -21,12 +21,6 @@
 #ifndef LOCKSTEP_CLANG_RESOURCE_DIR
 #define LOCKSTEP_CLANG_RESOURCE_DIR ""
 #endif
-#ifndef LOCKSTEP_RULES_DIR_BUILD
-#define LOCKSTEP_RULES_DIR_BUILD ""
-#endif
-#ifndef LOCKSTEP_RULES_DIR_INSTALL
-#define LOCKSTEP_RULES_DIR_INSTALL ""
-#endif
 #ifndef LOCKSTEP_CUDA_INCLUDE_BUILD
 #define LOCKSTEP_CUDA_INCLUDE_BUILD ""
 #endif
@@ -403,8 +397,10 @@ static int lint_main(int argc, char **argv) {
   if (!rules_files.n || only_wrappers) {
     const char *dir = ls_rules_dir_default();
     if (!exists_dir(dir)) {
+      const char *built, *installed;
+      ls_rules_dir_configured(&built, &installed);
       fprintf(stderr, "lockstep lint: error: no rules directory found (tried %s, %s); use --rules FILE\n",
-              LOCKSTEP_RULES_DIR_BUILD, LOCKSTEP_RULES_DIR_INSTALL);
+              built, installed);
       goto out;
     }
     if (ls_rules_load_dir(&rules, a, dir)) {

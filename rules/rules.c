@@ -899,3 +899,8 @@ const char *ls_rules_dir_default(void) {
   return d ? d : LOCKSTEP_RULES_DIR_INSTALL;
 }
 
+void ls_rules_dir_configured(const char **build, const char **install) {
+  *build = LOCKSTEP_RULES_DIR_BUILD;
+  *install = LOCKSTEP_RULES_DIR_INSTALL;
+}
+

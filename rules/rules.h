@@ -161,6 +161,8 @@ const char *ls_rules_enum_name(const ls_rules_file *f, const char *group, long l
  * <dir of this binary>/../share/lockstep/rules, else the source tree's of this build, else
  * the configured install's. Never NULL; may not exist. */
 const char *ls_rules_dir_default(void);
+/* The configured source-tree and install rules directories ("" where unset), for messages. */
+void ls_rules_dir_configured(const char **build, const char **install);
 const ls_rule_flow *ls_rules_flow(const ls_rules *r, const char *name);
 
 #endif
