@@ -25,6 +25,7 @@ typedef enum {
 /* Values are the library's own; the recorder stores them as they are. */
 typedef enum { ncclNumTypes_abi = 12, ncclDataType_dummy = 0x7fffffff } ncclDataType_t;
 typedef enum { ncclNumOps_abi = 5, ncclRedOp_dummy = 0x7fffffff } ncclRedOp_t;
+typedef enum { ncclScalarDevice = 0, ncclScalarHostImmediate = 1 } ncclScalarResidence_t;
 
 #define NCCL_UNIQUE_ID_BYTES 128
 typedef struct {
