@@ -594,6 +594,7 @@ struct bcast_into {
   ls_entity *t; int level;
   ls_node *call;
   unsigned char *reach; /* by block id: a delivery into t is reachable from the block's entry */
+  int owns;             /* deliveries bcast_later cannot tell apart share one reach */
 };
 
 static int delivers_alike(const ls_rule_fn *rule) {
@@ -630,9 +631,18 @@ static void bcast_build(struct run *r) {
             abort();
         }
         struct bcast_into *d = &r->into[r->ninto++];
-        *d = (struct bcast_into){t, level, n, calloc((size_t)f->nblocks + 1, 1)};
-        if (!d->reach)
-          abort();
+        *d = (struct bcast_into){t, level, n, NULL, 0};
+        for (int o = 0; o < r->ninto - 1 && !d->reach; o++)
+          if (r->into[o].t == t && (t->kind == LS_ENT_FIELD || r->into[o].level == level))
+            d->reach = r->into[o].reach;
+        if (!d->reach) {
+          d->reach = calloc((size_t)f->nblocks + 1, 1);
+          d->owns = 1;
+          if (!d->reach)
+            abort();
+        }
+        if (d->reach[b])
+          continue; /* already in the shared set, with everything that reaches it */
         /* backwards from the call's block: every block from which it can be reached */
         ls_block **todo = malloc(((size_t)f->nblocks + 1) * sizeof *todo);
         if (!todo)
@@ -655,7 +665,8 @@ static void bcast_build(struct run *r) {
 
 static void bcast_free(struct run *r) {
   for (int i = 0; i < r->ninto; i++)
-    free(r->into[i].reach);
+    if (r->into[i].owns)
+      free(r->into[i].reach);
   free(r->into);
   r->into = NULL;
   r->ninto = 0;
