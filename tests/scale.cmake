@@ -4,7 +4,9 @@ if(TARGET lockstep_preload AND TARGET ls_standin_nccl AND TARGET ls_fake_cuda AN
   ls_program(ls_pattern_prog SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/scale/pattern_prog.c
     INCLUDES ${PROJECT_SOURCE_DIR}/runtime/preload ${PROJECT_SOURCE_DIR}/tests/runtime/standin
              ${PROJECT_SOURCE_DIR}/bench/synth
-    OPTIONS -Wno-missing-prototypes LIBS ls_standin_nccl)
+    # -g in every build type: compare symbolizes its call sites, and without debug info it adds a
+    # note the recorder's and the generator's outputs would not share
+    OPTIONS -Wno-missing-prototypes -g LIBS ls_standin_nccl)
   ls_test(scale.synth_matches_recorder COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/scale/synth_check.sh TIMEOUT 300 SKIP_RC 77
     ENV "LS_LIB=$<TARGET_FILE:lockstep_preload>" "LS_BIN=$<TARGET_FILE:lockstep>"
         "LS_PROG=$<TARGET_FILE:ls_pattern_prog>" "LS_GEN=$<TARGET_FILE:ls_gen_traces>"
