@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "lint.h"
+#include "xalloc.h"
 
 static int lit_matches(ls_node *arg, const ls_rule_src *s) {
   arg = ls_strip_casts(arg);
@@ -626,9 +627,7 @@ static void bcast_build(struct run *r) {
           continue;
         if (r->ninto == cap) {
           cap = cap ? 2 * cap : 4;
-          r->into = realloc(r->into, (size_t)cap * sizeof *r->into);
-          if (!r->into)
-            abort();
+          r->into = ls_xrealloc(r->into, (size_t)cap * sizeof *r->into);
         }
         struct bcast_into *d = &r->into[r->ninto++];
         *d = (struct bcast_into){t, level, n, NULL, 0};
