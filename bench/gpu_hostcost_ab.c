@@ -300,5 +300,10 @@ int main(int argc, char **argv) {
       printf("phase=%s metric=%s n=%ld median_ns=%.0f p95_ns=%.0f\n", names[p], metric, n[p], med, p95);
     }
   fclose(csv);
+  free(tmp);
+  for (int p = 0; p < 3; p++) {
+    free(ar[p]);
+    free(grp[p]);
+  }
   return 0;
 }
