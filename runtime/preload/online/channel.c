@@ -363,10 +363,14 @@ static void online_after_fork(void) {
   ls_on_pause_after_fork();
 }
 
-/* Publishing and the peers' checks run every tick: no back-off while the channel is on. */
+/* Publishing and the peers' checks run every tick: no back-off while the channel is on.
+ * Under the lock: the exit handler turns the channel off while the thread still ticks. */
 static int online_quiet(struct ls_tick *t) {
   (void)t;
-  return !ls_on_enabled() || !ls_g.hdr;
+  pthread_mutex_lock(&ls_on.lock);
+  int quiet = !ls_on_enabled() || !ls_g.hdr;
+  pthread_mutex_unlock(&ls_on.lock);
+  return quiet;
 }
 
 static const struct ls_subsystem g_online = {
