@@ -52,7 +52,20 @@ __attribute__((noinline)) void ls_stack_callers(const void *site, const void *fr
     found = 1;
   }
   /* on an alternate signal stack or a user-made one (coroutines): not the stack we know */
-  if (tl_hi > 1 && fp >= tl_lo && fp <= top && !(fp & 15u)) {
+  if (found && fp >= tl_lo) {
+    /* fp is the site's frame (in (its stack, top], aligned): keep what lies above */
+    unsigned k = 0;
+    uintptr_t next = ((const uintptr_t *)fp)[0];
+    /* the chain must climb (it ends at 0, the outermost frame, or at garbage) and
+     * stay below the top: next in (fp, top], 16-aligned */
+    while (!(next & 15u) && next - fp - 1 < top - fp) {
+      fp = next;
+      v[k++] = ((const uintptr_t *)fp)[1];
+      next = ((const uintptr_t *)fp)[0];
+      if (k == LS_TRACE_CALLERS)
+        break;
+    }
+  } else if (!found && tl_hi > 1 && fp >= tl_lo && fp <= top && !(fp & 15u)) {
     unsigned k = 0, own = 0;
     for (;;) {
       const uintptr_t *f = (const uintptr_t *)fp; /* fp is in [its stack, top], aligned */

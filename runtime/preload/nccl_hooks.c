@@ -119,7 +119,18 @@ static int is_query(const struct ls_call *c) {
          c->kind == LS_KIND_SIZE_QUERY;
 }
 
+/* Collectives, p2p calls and group brackets: nothing but the generic record (the
+ * calls a training loop makes, kept to a tail call). */
+static int is_plain(const struct ls_call *c) {
+  return c->kind == LS_KIND_COLLECTIVE || c->kind == LS_KIND_P2P || c->kind == LS_KIND_GROUP_START ||
+         c->kind == LS_KIND_GROUP_END;
+}
+
 void ls_nccl_pre(struct ls_call *c) {
+  if (is_plain(c)) {
+    ls_call_enter(c);
+    return;
+  }
   if (is_query(c) && !ls_record_queries()) {
     c->h0 = 1; /* deferred: see ls_nccl_post */
     return;
@@ -181,6 +192,13 @@ static void note_new(struct ls_call *c, struct ls_comm *cm) {
 }
 
 void ls_nccl_post(struct ls_call *c, int64_t rc) {
+  if (is_plain(c)) {
+    /* on a non-blocking communicator, "in progress": the next queried state is news */
+    if (rc == ncclInProgress)
+      ls_comm_async_pending(c->comm);
+    ls_call_exit(c, rc);
+    return;
+  }
   if (c->kind == LS_KIND_ASYNC_ERROR_QUERY && rc == ncclSuccess && c->args.out_async_state &&
       *(ncclResult_t *)c->args.out_async_state != ncclInProgress)
     late_hand_out(c->comm ? c->comm : c->args.comm ? ls_comm_lookup(c->args.comm) : NULL);

@@ -38,7 +38,12 @@ static LS_TLS uint32_t tl_tid;
 enum { LS_INIT_NONE = 0, LS_INIT_READY = 1, LS_INIT_OFF = 2 };
 static int g_init; /* atomic: LS_INIT_* */
 static pthread_mutex_t g_init_lock = PTHREAD_MUTEX_INITIALIZER;
-static uint64_t g_group_counter; /* atomic */
+/* atomic; on a line of its own: every outermost group start adds to it, and g_init
+ * beside it is read by every call of every thread */
+static struct {
+  uint64_t n;
+  char pad[64 - sizeof(uint64_t)];
+} g_group_counter __attribute__((aligned(64)));
 
 /* ---- api registry ---------------------------------------------------------- */
 
@@ -735,6 +740,7 @@ int ls_call_begin(struct ls_call *c, uint16_t api, const void *site) {
   c->api = api;
   c->kind = d->kind;
   c->sub = d->sub;
+  c->family = g_api_family[api];
   c->depth = tl_depth;
   c->site = site;
   c->frame = NULL;
@@ -761,7 +767,7 @@ int ls_call_begin(struct ls_call *c, uint16_t api, const void *site) {
 static int has_seq(uint16_t kind) { return kind == LS_KIND_COLLECTIVE || kind == LS_KIND_P2P; }
 
 void ls_call_enter(struct ls_call *c) {
-  uint16_t fam = ls_api_family(c->api);
+  uint16_t fam = c->family;
   if (!c->comm && c->args.comm && c->kind != LS_KIND_COMM_INIT) {
     c->comm = ls_comm_lookup(c->args.comm);
     if (!c->comm)
@@ -779,7 +785,8 @@ void ls_call_enter(struct ls_call *c) {
    * sequence (and the reader rejects a sequenced record without a rank); compare
    * still sees it on the communicator (not-ready). */
   uint64_t seq = LS_NO_SEQ;
-  if (cm && has_seq(c->kind) && ls_comm_rank_known(cm))
+  int seqd = has_seq(c->kind);
+  if (cm && seqd && ls_comm_rank_known(cm))
     seq = __atomic_fetch_add(&cm->seq, 1, __ATOMIC_RELAXED);
   struct ls_trace_record *r = ls_rec_claim(&c->index);
   c->rec = r;
@@ -802,7 +809,7 @@ void ls_call_enter(struct ls_call *c) {
   ls_stack_callers(c->site, c->frame, r->callers);
   r->stream = c->args.stream;
   r->aux0 = c->aux0;
-  r->aux1 = has_seq(c->kind) && c->depth > 0 ? tl_group : c->aux1;
+  r->aux1 = seqd && c->depth > 0 ? tl_group : c->aux1;
   __atomic_store_n(&r->state, LS_REC_ENTERED, __ATOMIC_RELEASE);
 }
 
@@ -865,8 +872,7 @@ static void cover_group(uint64_t lo, uint64_t hi_excl, uint64_t group, int launc
 
 void ls_call_exit(struct ls_call *c, int64_t rc) {
   struct ls_trace_record *r = c->rec;
-  uint16_t fam = ls_api_family(c->api);
-  int device_family = fam == LS_FAMILY_NCCL;
+  int device_family = c->family == LS_FAMILY_NCCL;
   if (r) {
     r->rc = (int32_t)rc;
     r->t_exit_ns = c->t_exit;
@@ -892,7 +898,7 @@ void ls_call_exit(struct ls_call *c, int64_t rc) {
   case LS_KIND_GROUP_START:
     if (rc == 0) {
       if (tl_depth == 0) {
-        tl_group = __atomic_add_fetch(&g_group_counter, 1, __ATOMIC_RELAXED);
+        tl_group = __atomic_add_fetch(&g_group_counter.n, 1, __ATOMIC_RELAXED);
         tl_group_lo = r ? c->index : __atomic_load_n(&ls_g.hdr->nrecords, __ATOMIC_RELAXED);
       }
       tl_depth++;
@@ -908,7 +914,10 @@ void ls_call_exit(struct ls_call *c, int64_t rc) {
       if (tl_depth == 0) {
         if (r) {
           r->aux1 = tl_group;
-          ls_rec_set_flags(r, LS_REC_OUTER_GROUP_END);
+          /* Not a locked or: a record without a sequence number has no other writer
+           * (the watchdog and the device poll set flags on sequenced calls only). */
+          __atomic_store_n(&r->flags, (uint16_t)(ls_rec_flags(r) | LS_REC_OUTER_GROUP_END),
+                           __ATOMIC_RELEASE);
         }
         if (device_family) {
           uint64_t hi = r ? c->index : __atomic_load_n(&ls_g.hdr->nrecords, __ATOMIC_RELAXED);

@@ -76,6 +76,7 @@ struct ls_comm; /* a communicator the recorder knows (recorder.c) */
 struct ls_call {
   uint16_t api;       /* trace api id */
   uint16_t kind, sub; /* copied from the desc */
+  uint16_t family;    /* the api's family (LS_FAMILY_*) */
   int depth;          /* thread's group depth at entry */
   uint64_t t_enter;
   uint64_t t_exit;    /* set by the wrapper right after the real call returns */
