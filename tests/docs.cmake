@@ -1,5 +1,16 @@
 # tests/docs.cmake — the front page stays true: README.md's pasted `lockstep lint` output of the
-# bundled examples must match what lint prints now (finding lines, in order).
+# bundled examples must match what lint prints now (finding lines, in order). And
+# tests/README.md's index: every lint rule and compare class has tests labelled with its name.
+find_package(Python3 COMPONENTS Interpreter QUIET)
+if(Python3_Interpreter_FOUND)
+  set(_ti_partial)
+  if(NOT LOCKSTEP_ANALYZER OR NOT LOCKSTEP_MPI OR LOCKSTEP_SANITIZE)
+    set(_ti_partial --partial) # some of the labelled tests are not registered in this build
+  endif()
+  ls_test(docs.test_index TIMEOUT 60 SKIP_RC 77 LABELS docs
+    COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/docs/check_test_index.py
+            ${CMAKE_CTEST_COMMAND} ${CMAKE_BINARY_DIR} ${PROJECT_SOURCE_DIR} ${_ti_partial})
+endif()
 if(NOT LOCKSTEP_ANALYZER OR NOT TARGET lockstep)
   return()
 endif()

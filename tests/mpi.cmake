@@ -61,11 +61,18 @@ foreach(_fx ${_mpi_fixtures})
     # run first under --policy exit.
     list(APPEND _env "LOCKSTEP_ONLINE=0")
   endif()
+  # run_fixture.py asserts the RUNTIME line's class (the watchdog's runs also a timeout)
+  file(STRINGS ${_fx} _cls REGEX "^// RUNTIME: [a-z-]+ seq=")
+  string(REGEX REPLACE "^// RUNTIME: ([a-z-]+) seq=.*$" "\\1" _cls "${_cls}")
+  if(_name IN_LIST LOCKSTEP_MPI_WATCHDOG)
+    list(APPEND _cls timeout)
+    list(REMOVE_DUPLICATES _cls)
+  endif()
   ls_test(mpi.run.${_name}
     COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/mpi/run_fixture.py
             $<TARGET_FILE:lockstep> ${_fx} $<TARGET_FILE:mpi_fixture_${_name}>
             ${_mpi_bin}/work/${_name} ${_flags}
-    TIMEOUT 90 RUN_SERIAL ENV ${_env} LABELS mpi runtime)
+    TIMEOUT 90 RUN_SERIAL ENV ${_env} LABELS mpi runtime CLASSES ${_cls})
 endforeach()
 
 foreach(_prog rc_passthrough wait_family threads_many)

@@ -28,9 +28,8 @@ if(LOCKSTEP_ANALYZER AND TARGET lockstep)
     if(_name MATCHES "\\.cpp$")
       set(_std -std=c++17)
     endif()
-    add_test(NAME realcode.verify.${_case}
-             COMMAND $<TARGET_FILE:lockstep> lint --verify ${_in} -- ${_std} ${_rc_flags})
-    set_tests_properties(realcode.verify.${_case} PROPERTIES TIMEOUT 60 LABELS "realcode;lint")
+    ls_test(realcode.verify.${_case} TIMEOUT 60 LABELS realcode lint
+            COMMAND $<TARGET_FILE:lockstep> lint --verify ${_in} -- ${_std} ${_rc_flags})
     # each reduction stays a real program: the MPI wrapper compiler accepts it
     set(_cc ${_rc_mpicc})
     if(_name MATCHES "\\.cpp$")

@@ -3,10 +3,16 @@
 # program is built with -g -O0 so the call sites it writes resolve to its lines.
 ls_program(ls_tools_test SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/tools/tools_test.c
   INCLUDES ${PROJECT_SOURCE_DIR}/runtime OPTIONS -g -O0 LIBS cjson)
+# The compare classes each case asserts as a divergence's class (its labels, tests/README.md).
+set(_tools_classes_mismatches op-mismatch count-mismatch dtype-mismatch root-mismatch redop-mismatch)
+set(_tools_classes_p2p peer-mismatch op-mismatch count-mismatch)
+set(_tools_classes_skip skip extra-call)
+set(_tools_classes_errors api-error root-mismatch async-error incomplete timeout)
+set(_tools_classes_confirm skip api-error)
 foreach(case consistent mismatches p2p skip errors damaged partial incomplete export confirm)
   ls_test(tools.${case}
     COMMAND ls_tools_test ${case} $<TARGET_FILE:lockstep> ${CMAKE_CURRENT_BINARY_DIR}/tools_work
-    TIMEOUT 120 ENV "LOCKSTEP_RULES_DIR=${PROJECT_SOURCE_DIR}/rules")
+    TIMEOUT 120 CLASSES ${_tools_classes_${case}} ENV "LOCKSTEP_RULES_DIR=${PROJECT_SOURCE_DIR}/rules")
 endforeach()
 
 # End to end on real traces: needs the recorder and its test doubles (tests/runtime.cmake).
@@ -28,5 +34,6 @@ endif()
 foreach(case consistent mismatches p2p skip errors damaged partial export confirm)
   ls_test(scale.block2.${case}
     COMMAND ls_tools_test ${case} $<TARGET_FILE:lockstep> ${CMAKE_CURRENT_BINARY_DIR}/tools_work_block2
-    TIMEOUT 120 ENV "LOCKSTEP_RULES_DIR=${PROJECT_SOURCE_DIR}/rules" LOCKSTEP_COMPARE_BLOCK=2 LOCKSTEP_THREADS=1)
+    TIMEOUT 120 CLASSES ${_tools_classes_${case}}
+    ENV "LOCKSTEP_RULES_DIR=${PROJECT_SOURCE_DIR}/rules" LOCKSTEP_COMPARE_BLOCK=2 LOCKSTEP_THREADS=1)
 endforeach()

@@ -6,6 +6,7 @@ if(TARGET lockstep_preload AND TARGET ls_standin_nccl AND TARGET ls_fake_cuda AN
     INCLUDES ${PROJECT_SOURCE_DIR}/runtime/preload ${PROJECT_SOURCE_DIR}/tests/runtime/standin
     OPTIONS -g -O0 LIBS ls_standin_nccl DEPENDS lockstep_preload ls_fake_cuda)
   ls_test(tools.contract COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/tools/contract.sh TIMEOUT 120
+    CLASSES not-ready after-abort async-error
     ENV "LS_BIN=$<TARGET_FILE:lockstep>" "LS_PROG=$<TARGET_FILE:ls_tools_contract>"
         "LS_SRC=${CMAKE_CURRENT_SOURCE_DIR}/tools/contract_prog.c"
         "LS_FAKECUDA=${CMAKE_CURRENT_BINARY_DIR}/runtime/fakecuda"
