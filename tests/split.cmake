@@ -13,13 +13,6 @@ if(LOCKSTEP_ANALYZER AND TARGET lockstep)
                      $<TARGET_FILE:lockstep> ${PROJECT_SOURCE_DIR} ${LOCKSTEP_CUDA_INCLUDE_DIR})
   endif()
 endif()
-if(TARGET lockstep_preload AND TARGET ls_standin_nccl AND TARGET ls_fake_cuda AND NOT LOCKSTEP_SANITIZE)
-  ls_program(ls_split_prog SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/split/split_prog.c
-    INCLUDES ${PROJECT_SOURCE_DIR}/runtime/preload ${PROJECT_SOURCE_DIR}/tests/runtime/standin
-    OPTIONS -g -O0 LIBS ls_standin_nccl DEPENDS lockstep_preload ls_fake_cuda)
-  ls_test(split.compare COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/split/split.sh TIMEOUT 120 CLASSES not-ready
-    ENV "LS_BIN=$<TARGET_FILE:lockstep>" "LS_PROG=$<TARGET_FILE:ls_split_prog>"
-        "LS_SRC=${CMAKE_CURRENT_SOURCE_DIR}/split/split_prog.c"
-        "LS_FAKECUDA=${CMAKE_CURRENT_BINARY_DIR}/runtime/fakecuda"
-        "LS_WORK=${CMAKE_CURRENT_BINARY_DIR}/split_work" "LOCKSTEP_RULES_DIR=${PROJECT_SOURCE_DIR}/rules")
-endif()
+ls_standin_test(split.compare SCRIPT ${CMAKE_CURRENT_SOURCE_DIR}/split/split.sh
+  PROGRAM ls_split_prog SOURCE ${CMAKE_CURRENT_SOURCE_DIR}/split/split_prog.c
+  WORK ${CMAKE_CURRENT_BINARY_DIR}/split_work CLASSES not-ready)

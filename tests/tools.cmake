@@ -15,19 +15,11 @@ foreach(case consistent mismatches p2p skip errors damaged partial incomplete ex
     TIMEOUT 120 CLASSES ${_tools_classes_${case}} ENV "LOCKSTEP_RULES_DIR=${PROJECT_SOURCE_DIR}/rules")
 endforeach()
 
-# End to end on real traces: needs the recorder and its test doubles (tests/runtime.cmake).
-# Not under a sanitizer: a sanitized liblockstep.so cannot be preloaded into `sh`.
-if(TARGET lockstep_preload AND TARGET ls_standin_nccl AND TARGET ls_fake_cuda AND NOT LOCKSTEP_SANITIZE)
-  ls_program(ls_tools_e2e SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/tools/e2e_prog.c
-    INCLUDES ${PROJECT_SOURCE_DIR}/runtime/preload ${PROJECT_SOURCE_DIR}/tests/runtime/standin
-    OPTIONS -g -O0 LIBS ls_standin_nccl DEPENDS lockstep_preload ls_fake_cuda)
-  ls_test(tools.e2e COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/tools/e2e.sh TIMEOUT 120
-    ENV "LS_BIN=$<TARGET_FILE:lockstep>" "LS_E2E=$<TARGET_FILE:ls_tools_e2e>"
-        "LS_SRC=${CMAKE_CURRENT_SOURCE_DIR}/tools/e2e_prog.c" "LS_INC=${PROJECT_SOURCE_DIR}/runtime/preload"
-        "LS_INC_STANDIN=${PROJECT_SOURCE_DIR}/tests/runtime/standin"
-        "LS_FAKECUDA=${CMAKE_CURRENT_BINARY_DIR}/runtime/fakecuda"
-        "LS_WORK=${CMAKE_CURRENT_BINARY_DIR}/tools_work/e2e" "LOCKSTEP_RULES_DIR=${PROJECT_SOURCE_DIR}/rules")
-endif()
+# End to end on real traces of the recorder.
+ls_standin_test(tools.e2e SCRIPT ${CMAKE_CURRENT_SOURCE_DIR}/tools/e2e.sh
+  PROGRAM ls_tools_e2e SOURCE ${CMAKE_CURRENT_SOURCE_DIR}/tools/e2e_prog.c
+  WORK ${CMAKE_CURRENT_BINARY_DIR}/tools_work/e2e
+  ENV "LS_INC=${PROJECT_SOURCE_DIR}/runtime/preload" "LS_INC_STANDIN=${PROJECT_SOURCE_DIR}/tests/runtime/standin")
 
 # compare's windows and block starts, refilled at every call: the trace tools' cases with
 # blocks of 2 calls, and one worker thread, must give the verdicts they give by default.

@@ -1,6 +1,6 @@
 # e2e.sh — the trace tools on real traces: e2e_prog under `lockstep run` (the
 # recorder preloaded, the stand-in NCCL and fake CUDA driver underneath), then
-# compare, trace export and confirm. ctest provides LS_BIN, LS_E2E, LS_SRC, LS_INC, LS_INC_STANDIN,
+# compare, trace export and confirm. ctest provides LS_BIN, LS_PROG, LS_SRC, LS_INC, LS_INC_STANDIN,
 # LS_FAKECUDA, LS_WORK.
 set -u
 fail() {
@@ -18,7 +18,7 @@ S=$(line skip)
 
 run_pair() { # MODE DIR [WANT]: lockstep run exits WANT (0; 85 when the side channel reported a divergence)
   LD_LIBRARY_PATH="$LS_FAKECUDA" "$LS_BIN" run --trace-dir "$2" -- \
-    sh -c "LS_TEST_UID=$1 RANK=0 '$LS_E2E' $1 & LS_TEST_UID=$1 RANK=1 '$LS_E2E' $1; wait" 2> "$2.err"
+    sh -c "LS_TEST_UID=$1 RANK=0 '$LS_PROG' $1 & LS_TEST_UID=$1 RANK=1 '$LS_PROG' $1; wait" 2> "$2.err"
   rc=$?
   [ $rc -eq "${3:-0}" ] || fail "$1: lockstep run exited $rc, want ${3:-0}: $(cat "$2.err")"
   [ "$(ls "$2"/*.lstrace | wc -l)" -eq 2 ] || fail "$1: expected two traces"
