@@ -3,7 +3,7 @@
 # instructions per interposed call, counted by callgrind (deterministic for one binary
 # and input, unlike times on a shared machine). The toggles by name also switch
 # collection off inside the stand-in's symbols of the same name, so NCCL's own work is
-# not counted. Cases: GroupStart / AllReduce / GroupEnd iterations (ls_runtime_group)
+# not counted. Cases: GroupStart / AllReduce / GroupEnd iterations (ls_runtime_overhead group)
 # without a driver (LOCKSTEP_DEVICE=0) and with the fake libcuda (GroupEnd records the
 # event), and ungrouped AllReduce (ls_runtime_overhead, 10^4 warm-up calls included).
 #   bench/recorder_instr.sh [BUILD_DIR] [ITERATIONS]
@@ -33,8 +33,8 @@ cg() { # name divisor toggles... -- command...
 }
 G="ncclGroupStart ncclAllReduce ncclGroupEnd"
 # shellcheck disable=SC2086
-LOCKSTEP_DEVICE=0 LD_PRELOAD="$LIB" cg group_nodev "$N" $G -- "$B/bench/ls_runtime_group" "$N"
+LOCKSTEP_DEVICE=0 LD_PRELOAD="$LIB" cg group_nodev "$N" $G -- "$B/bench/ls_runtime_overhead" group "$N"
 # shellcheck disable=SC2086
-LD_LIBRARY_PATH="$FAKE" LD_PRELOAD="$LIB" cg group_fakecuda "$N" $G -- "$B/bench/ls_runtime_group" "$N"
+LD_LIBRARY_PATH="$FAKE" LD_PRELOAD="$LIB" cg group_fakecuda "$N" $G -- "$B/bench/ls_runtime_overhead" group "$N"
 LOCKSTEP_DEVICE=0 LD_PRELOAD="$LIB" cg allreduce_nodev $((N + 10000)) ncclAllReduce -- \
   "$B/bench/ls_runtime_overhead" "$N"

@@ -7,7 +7,15 @@
  *   ls_runtime_overhead [CALLS] [BURST]
  * BURST > 0 pauses 30 ms (untimed) after every BURST calls, so the watchdog can
  * recycle event slots: without pauses 10^7 calls/s exhaust the 4096-event pool and
- * the rest would measure the pool-full path instead of the event bookkeeping. */
+ * the rest would measure the pool-full path instead of the event bookkeeping.
+ *   ls_runtime_overhead group [ITERATIONS=10000]
+ * ITERATIONS of ncclGroupStart / ncclAllReduce / ncclGroupEnd, untimed and without a
+ * warm-up: the program bench/recorder_instr.sh counts the recorder's instructions per
+ * interposed call with (bench/RESULTS.md), under
+ *   valgrind --tool=callgrind --toggle-collect=ncclGroupStart --toggle-collect=ncclAllReduce
+ *     --toggle-collect=ncclGroupEnd build/bench/ls_runtime_overhead group 10000
+ * (LD_PRELOAD=liblockstep.so). Each toggle matches the stand-in's symbol of the same name
+ * too, so what is collected is the wrapper's own work, without NCCL's. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +26,8 @@
 
 ncclResult_t ncclAllReduce(const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t, cudaStream_t);
 ncclResult_t ncclCommInitRank(ncclComm_t *, int, ncclUniqueId, int);
+ncclResult_t ncclGroupStart(void);
+ncclResult_t ncclGroupEnd(void);
 
 #define BATCH 100
 
@@ -32,12 +42,23 @@ static int cmp(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+/* The group interval, n times: 0, or 1 at the first call that fails. */
+static int group_iterations(long n, ncclComm_t c, float *buf, cudaStream_t s) {
+  for (long i = 0; i < n; i++) {
+    if (ncclGroupStart() != ncclSuccess ||
+        ncclAllReduce(buf, buf, 2, (ncclDataType_t)7, (ncclRedOp_t)0, c, s) != ncclSuccess ||
+        ncclGroupEnd() != ncclSuccess)
+      return 1;
+  }
+  return 0;
+}
+
 int main(int argc, char **argv) {
-  long calls = argc > 1 ? atol(argv[1]) : 1000000;
-  long burst = argc > 2 ? atol(argv[2]) : 0;
-  long nb = calls / BATCH;
-  if (nb < 1)
-    nb = 1;
+  int group = argc > 1 && !strcmp(argv[1], "group");
+  if (group) {
+    argc--;
+    argv++;
+  }
   ncclUniqueId id;
   memset(&id, 0, sizeof id);
   ncclComm_t c;
@@ -45,6 +66,14 @@ int main(int argc, char **argv) {
     return 1;
   static float buf[8];
   cudaStream_t s = (cudaStream_t)(uintptr_t)0x5000;
+  if (group)
+    return group_iterations(argc > 1 ? atol(argv[1]) : 10000, c, buf, s);
+
+  long calls = argc > 1 ? atol(argv[1]) : 1000000;
+  long burst = argc > 2 ? atol(argv[2]) : 0;
+  long nb = calls / BATCH;
+  if (nb < 1)
+    nb = 1;
   for (int i = 0; i < 10000; i++) /* warm up: lazy lookups, page faults of the first records */
     ncclAllReduce(buf, buf, 2, (ncclDataType_t)7, (ncclRedOp_t)0, c, s);
   double *per = malloc((size_t)nb * sizeof *per);

@@ -6,12 +6,7 @@ if(TARGET ls_standin_nccl)
   target_include_directories(ls_runtime_overhead PRIVATE ${PROJECT_SOURCE_DIR}/runtime/preload)
   target_compile_options(ls_runtime_overhead PRIVATE ${LOCKSTEP_WARNINGS} -Wno-missing-prototypes)
   target_link_libraries(ls_runtime_overhead PRIVATE ls_standin_nccl)
-  # Instructions per GroupStart / AllReduce / GroupEnd under callgrind (runtime_group.c).
-  add_executable(ls_runtime_group ${CMAKE_CURRENT_LIST_DIR}/runtime_group.c)
-  set_target_properties(ls_runtime_group PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bench)
-  target_include_directories(ls_runtime_group PRIVATE ${PROJECT_SOURCE_DIR}/runtime/preload)
-  target_compile_options(ls_runtime_group PRIVATE ${LOCKSTEP_WARNINGS} -Wno-missing-prototypes)
-  target_link_libraries(ls_runtime_group PRIVATE ls_standin_nccl)
+  # its `group` mode is what bench/recorder_instr.sh counts per GroupStart / AllReduce / GroupEnd
 endif()
 # The GPU's within-process A/B benchmark (gpu_tests step ab) built against the stand-in
 # too, so its CPU path is tested (runtime.hostcost_ab).
