@@ -126,11 +126,8 @@ static int is_plain(const struct ls_call *c) {
          c->kind == LS_KIND_GROUP_END;
 }
 
-void ls_nccl_pre(struct ls_call *c) {
-  if (is_plain(c)) {
-    ls_call_enter(c);
-    return;
-  }
+/* Every other kind, out of line: the plain calls' path then saves no registers. */
+static __attribute__((noinline)) void pre_other(struct ls_call *c) {
   if (is_query(c) && !ls_record_queries()) {
     c->h0 = 1; /* deferred: see ls_nccl_post */
     return;
@@ -191,14 +188,7 @@ static void note_new(struct ls_call *c, struct ls_comm *cm) {
     c->rec->comm_id = ls_comm_id(cm);
 }
 
-void ls_nccl_post(struct ls_call *c, int64_t rc) {
-  if (is_plain(c)) {
-    /* on a non-blocking communicator, "in progress": the next queried state is news */
-    if (rc == ncclInProgress)
-      ls_comm_async_pending(c->comm);
-    ls_call_exit(c, rc);
-    return;
-  }
+static __attribute__((noinline)) void post_other(struct ls_call *c, int64_t rc) {
   if (c->kind == LS_KIND_ASYNC_ERROR_QUERY && rc == ncclSuccess && c->args.out_async_state &&
       *(ncclResult_t *)c->args.out_async_state != ncclInProgress)
     late_hand_out(c->comm ? c->comm : c->args.comm ? ls_comm_lookup(c->args.comm) : NULL);
@@ -325,5 +315,23 @@ void ls_nccl_post(struct ls_call *c, int64_t rc) {
       ls_comm_async_pending(c->comm);
     break;
   }
+  ls_call_exit(c, rc);
+}
+
+void ls_nccl_pre(struct ls_call *c) {
+  if (is_plain(c))
+    ls_call_enter(c);
+  else
+    pre_other(c);
+}
+
+void ls_nccl_post(struct ls_call *c, int64_t rc) {
+  if (!is_plain(c)) {
+    post_other(c, rc);
+    return;
+  }
+  /* on a non-blocking communicator, "in progress": the next queried state is news */
+  if (rc == ncclInProgress)
+    ls_comm_async_pending(c->comm);
   ls_call_exit(c, rc);
 }

@@ -140,12 +140,6 @@ __attribute__((constructor)) static void ls_register_own(void) {
 
 /* ---- helpers ---------------------------------------------------------------- */
 
-uint64_t ls_now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static uint64_t mix64(uint64_t z) { /* splitmix64 finalizer */
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
@@ -624,7 +618,8 @@ static void at_fork_child(void) {
 
 int ls_record_queries(void) { return ls_cfg.record_queries; }
 
-static int init_slow(void) {
+/* Out of line: inlined, its frame would be set up on every call's path. */
+static __attribute__((noinline)) int init_slow(void) {
   static int atexit_done;
   pthread_mutex_lock(&g_init_lock);
   int st = __atomic_load_n(&g_init, __ATOMIC_ACQUIRE);
@@ -682,8 +677,25 @@ uint16_t ls_rec_flags(const struct ls_trace_record *r) {
   return __atomic_load_n(&r->flags, __ATOMIC_ACQUIRE);
 }
 
-struct ls_trace_record *ls_rec_claim(uint64_t *index) {
+/* The slot claimed as i when it lies at or past the reserved blocks or the capacity:
+ * reserves or drops (NULL). Out of line: the calls' path is the test alone. */
+static __attribute__((noinline)) struct ls_trace_record *claim_slow(uint64_t i, uint64_t *index);
+
+static inline struct ls_trace_record *claim(uint64_t *index) {
   uint64_t i = __atomic_fetch_add(&ls_g.hdr->nrecords, 1, __ATOMIC_RELAXED);
+  if (__builtin_expect(i >= __atomic_load_n(&ls_g.backed, __ATOMIC_ACQUIRE) || i + 1 >= ls_g.capacity, 0))
+    return claim_slow(i, index);
+  *index = i;
+  /* The next call's record, most likely this thread's, for writing: its first writes
+   * would otherwise wait for the lines (the watchdog faulted the page in, not the lines). */
+  for (unsigned off = 0; off < sizeof(struct ls_trace_record); off += 64)
+    __builtin_prefetch((const char *)&ls_g.recs[i + 1] + off, 1, 3);
+  return &ls_g.recs[i];
+}
+
+struct ls_trace_record *ls_rec_claim(uint64_t *index) { return claim(index); }
+
+static struct ls_trace_record *claim_slow(uint64_t i, uint64_t *index) {
   /* The watchdog keeps blocks reserved ahead; a writer that outruns it reserves the
    * next stretch itself (as many slots again as are used, at most 4 chunks). */
   /* A reservation short of space succeeds with less than asked (it halves down), so
@@ -736,7 +748,6 @@ int ls_call_begin(struct ls_call *c, uint16_t api, const void *site) {
   if (!d)
     return 0;
   tl_guard = 1;
-  c->t_enter = ls_now_ns();
   c->api = api;
   c->kind = d->kind;
   c->sub = d->sub;
@@ -761,6 +772,8 @@ int ls_call_begin(struct ls_call *c, uint16_t api, const void *site) {
   a->out_comm = a->out_async_state = NULL;
   a->stream = 0;
   a->request = 0;
+  /* Last: only c then lives across the call (no registers to save for the rest). */
+  c->t_enter = ls_now_ns();
   return 1;
 }
 
@@ -788,7 +801,7 @@ void ls_call_enter(struct ls_call *c) {
   int seqd = has_seq(c->kind);
   if (cm && seqd && ls_comm_rank_known(cm))
     seq = __atomic_fetch_add(&cm->seq, 1, __ATOMIC_RELAXED);
-  struct ls_trace_record *r = ls_rec_claim(&c->index);
+  struct ls_trace_record *r = claim(&c->index);
   c->rec = r;
   if (!r)
     return;
@@ -899,7 +912,8 @@ void ls_call_exit(struct ls_call *c, int64_t rc) {
     if (rc == 0) {
       if (tl_depth == 0) {
         tl_group = __atomic_add_fetch(&g_group_counter.n, 1, __ATOMIC_RELAXED);
-        tl_group_lo = r ? c->index : __atomic_load_n(&ls_g.hdr->nrecords, __ATOMIC_RELAXED);
+        /* past the start's own record: no member (cover_group looks from there) */
+        tl_group_lo = r ? c->index + 1 : __atomic_load_n(&ls_g.hdr->nrecords, __ATOMIC_RELAXED);
       }
       tl_depth++;
     }
