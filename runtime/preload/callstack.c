@@ -16,7 +16,9 @@
 #define LS_TLS __thread __attribute__((tls_model("initial-exec")))
 
 /* This thread's stack [lo, hi); hi == 1: unknown (no walk). */
-static LS_TLS uintptr_t tl_lo, tl_hi;
+LS_TLS uintptr_t ls_tl_stack_lo, ls_tl_stack_hi;
+#define tl_lo ls_tl_stack_lo
+#define tl_hi ls_tl_stack_hi
 
 static void stack_bounds(void) {
   pthread_attr_t a;

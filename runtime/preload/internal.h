@@ -4,6 +4,7 @@
 #define LOCKSTEP_PRELOAD_INTERNAL_H
 
 #include <stdint.h>
+#include <string.h>
 
 #include "recorder.h"
 #include "config.h"
@@ -50,6 +51,33 @@ LS_HIDDEN void ls_guard_thread(void);
  * 0 past where the chain could be followed (callstack.c). `frame`: the wrapper's own
  * frame address (its saved return address is `site`), or NULL to search for it. */
 LS_HIDDEN void ls_stack_callers(const void *site, const void *frame, uint64_t out[LS_TRACE_CALLERS]);
+/* The calling thread's stack [lo, hi) for the walk; hi 0: not looked up yet, 1: unknown. */
+LS_HIDDEN extern __thread __attribute__((tls_model("initial-exec"))) uintptr_t ls_tl_stack_lo, ls_tl_stack_hi;
+
+/* ls_stack_callers, inline for a wrapper's frame that holds the site and lies on the
+ * thread's known stack above `below` (the caller's own frame): the frames above it,
+ * by the same rules; anything else goes to ls_stack_callers. */
+static inline void ls_stack_callers_from(const void *site, const void *frame, uintptr_t below,
+                                         uint64_t out[LS_TRACE_CALLERS]) {
+  uintptr_t fp = (uintptr_t)frame, hi = ls_tl_stack_hi, top = hi - 2 * sizeof(uintptr_t);
+  if (!fp || hi <= 1 || fp < below || fp < ls_tl_stack_lo || fp > top || (fp & 15u) ||
+      ((const uintptr_t *)fp)[1] != (uintptr_t)site) {
+    ls_stack_callers(site, frame, out);
+    return;
+  }
+  uint64_t v[LS_TRACE_CALLERS] = {0};
+  unsigned k = 0;
+  uintptr_t next = ((const uintptr_t *)fp)[0];
+  /* the chain climbs (next in (fp, top], 16-aligned) or ends */
+  while (!(next & 15u) && next - fp - 1 < top - fp) {
+    fp = next;
+    v[k++] = ((const uintptr_t *)fp)[1];
+    next = ((const uintptr_t *)fp)[0];
+    if (k == LS_TRACE_CALLERS)
+      break;
+  }
+  memcpy(out, v, sizeof v);
+}
 
 /* Records. */
 LS_HIDDEN uint64_t ls_rec_limit(void); /* min(nrecords, capacity) */

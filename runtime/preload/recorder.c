@@ -819,7 +819,7 @@ void ls_call_enter(struct ls_call *c) {
   r->tid = my_tid();
   r->t_enter_ns = c->t_enter;
   r->site_pc = (uint64_t)(uintptr_t)c->site;
-  ls_stack_callers(c->site, c->frame, r->callers);
+  ls_stack_callers_from(c->site, c->frame, (uintptr_t)__builtin_frame_address(0), r->callers);
   r->stream = c->args.stream;
   r->aux0 = c->aux0;
   r->aux1 = seqd && c->depth > 0 ? tl_group : c->aux1;
