@@ -15,6 +15,13 @@ foreach(case consistent mismatches p2p skip errors damaged partial incomplete ex
     TIMEOUT 120 CLASSES ${_tools_classes_${case}} ENV "LOCKSTEP_RULES_DIR=${PROJECT_SOURCE_DIR}/rules")
 endforeach()
 
+# Every option the trace tools' --help texts name is accepted; lockstep --help's commands answer.
+find_package(Python3 COMPONENTS Interpreter QUIET)
+if(Python3_Interpreter_FOUND)
+  ls_test(tools.help_options TIMEOUT 60
+    COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/tools/help_options.py $<TARGET_FILE:lockstep>)
+endif()
+
 # End to end on real traces of the recorder.
 ls_standin_test(tools.e2e SCRIPT ${CMAKE_CURRENT_SOURCE_DIR}/tools/e2e.sh
   PROGRAM ls_tools_e2e SOURCE ${CMAKE_CURRENT_SOURCE_DIR}/tools/e2e_prog.c

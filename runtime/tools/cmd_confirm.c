@@ -26,14 +26,15 @@ static void usage(FILE *out) {
           "usage: lockstep confirm --findings LINT.json --traces DIR [--format=text|json]\n"
           "\n"
           "Joins `lockstep lint --format=json` findings with the traces of a run by call site:\n"
-          "  confirmed      the run diverged (mismatch, skip, extra-call, timeout, incomplete; api-error\n"
-          "                 for unbalanced-group) at one of the finding's call sites or its own line\n"
-          "  exercised      calls ran through those lines and the ranks agreed\n"
+          "  confirmed      the run diverged at one of the finding's call sites or its own line:\n"
+          "                 any divergence compare names but async-error, and api-error only for\n"
+          "                 unbalanced-group and group-across-threads\n"
+          "  exercised      calls ran through those lines and no such divergence was at them\n"
           "  not-exercised  no call of the run came from those lines\n"
           "The program must be built with debug info (-g) for call sites to have file:line.\n"
           "Exit: 1 when any finding is confirmed; else 3 when the run is incomplete (as compare\n"
           "says: a finding not confirmed there may have diverged in what is missing); else 0;\n"
-          "2 bad input.\n");
+          "2 bad input (also traces whose call sites have no file:line at all).\n");
 }
 
 struct target {
