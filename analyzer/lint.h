@@ -341,11 +341,6 @@ int ls_func_calls_kind(const ls_program *p, const ls_func *f, const char *kind);
 /* The bit of calls_kinds that stands for `kind` (0: no rules function has it; all bits
  * before the bodies are walked). */
 uint64_t ls_kind_mask(const ls_program *p, const char *kind);
-/* The API-contract checks (checks/contracts.c), per analyzed function, after the others. */
-void ls_check_contracts(ls_program *p, ls_func *f, ls_vec *findings);
-/* Host-side contracts (checks/threads.c): group-across-threads and
- * completion-assumed-at-group-end, once all functions are analyzed. */
-void ls_check_threads(ls_program *p, ls_vec *findings);
 /* Group depth (group.c): bit LS_GZ+d of a block's gin/gout mask means depth d is possible
  * there (relative to the function's entry); ls_group_delta is a call's effect on the depth
  * (+1 group start, -1 group end, a begin/end helper's summarized net effect, else 0). */

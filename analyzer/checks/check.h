@@ -149,11 +149,17 @@ size_t ls_key_cat(char *key, size_t cap, size_t k, const char *a, const char *b)
 /* snprintf(buf, cap, "%s%s", a, b) without the formatting (notes are thousands) */
 static inline void ls_str2(char *buf, size_t cap, const char *a, const char *b) { (void)ls_key_cat(buf, cap, 0, a, b); }
 
-/* ---- the rules run on each function, callees first ---- */
-void ls_check_rank_divergent_collective(ls_check_ctx *c);
-void ls_check_unbalanced_group(ls_check_ctx *c);
-void ls_check_rank_dependent_argument(ls_check_ctx *c);
-void ls_check_ungrouped_p2p(ls_check_ctx *c);
-void ls_check_p2p_collective_order(ls_check_ctx *c);
+/* ---- every rule's run, declared from checks.def: its stage says how the driver calls it ---- */
+#define LS_FUNC_DECL(run) void run(ls_check_ctx *c);
+#define LS_AFTER_DECL(run) void run(ls_program *p, ls_func *f, ls_vec *findings);
+#define LS_PROGRAM_DECL(run) void run(ls_program *p, ls_vec *findings);
+#define LS_ALSO_DECL(run)
+#define LS_CHECK(NAME, id, stage, run) stage##_DECL(run)
+#include "checks.def"
+#undef LS_CHECK
+#undef LS_FUNC_DECL
+#undef LS_AFTER_DECL
+#undef LS_PROGRAM_DECL
+#undef LS_ALSO_DECL
 
 #endif

@@ -4,8 +4,7 @@
 #ifndef LOCKSTEP_CONTRACTS_H
 #define LOCKSTEP_CONTRACTS_H
 
-#include "lint.h"
-#include "rule_ids.h"
+#include "check.h" /* lint.h, rule_ids.h and the rules' runs */
 
 /* n without the parentheses and implicit casts around it. */
 ls_node *ls_ct_unwrap(ls_node *n);
