@@ -8,9 +8,9 @@
  * BURST > 0 pauses 30 ms (untimed) after every BURST calls, so the watchdog can
  * recycle event slots: without pauses 10^7 calls/s exhaust the 4096-event pool and
  * the rest would measure the pool-full path instead of the event bookkeeping.
- *   ls_runtime_overhead group [ITERATIONS=10000]
+ *   ls_runtime_overhead group [ITERATIONS=10000] [BURST]
  * ITERATIONS of ncclGroupStart / ncclAllReduce / ncclGroupEnd, untimed and without a
- * warm-up: the program bench/recorder_instr.sh counts the recorder's instructions per
+ * warm-up (BURST > 0: a 30 ms pause after every BURST iterations, as above): the program bench/recorder_instr.sh counts the recorder's instructions per
  * interposed call with (bench/RESULTS.md), under
  *   valgrind --tool=callgrind --toggle-collect=ncclGroupStart --toggle-collect=ncclAllReduce
  *     --toggle-collect=ncclGroupEnd build/bench/ls_runtime_overhead group 10000
@@ -43,8 +43,12 @@ static int cmp(const void *a, const void *b) {
 }
 
 /* The group interval, n times: 0, or 1 at the first call that fails. */
-static int group_iterations(long n, ncclComm_t c, float *buf, cudaStream_t s) {
+static int group_iterations(long n, long burst, ncclComm_t c, float *buf, cudaStream_t s) {
   for (long i = 0; i < n; i++) {
+    if (burst > 0 && i > 0 && i % burst == 0) {
+      struct timespec pause = {0, 30000000};
+      nanosleep(&pause, NULL);
+    }
     if (ncclGroupStart() != ncclSuccess ||
         ncclAllReduce(buf, buf, 2, (ncclDataType_t)7, (ncclRedOp_t)0, c, s) != ncclSuccess ||
         ncclGroupEnd() != ncclSuccess)
@@ -67,7 +71,7 @@ int main(int argc, char **argv) {
   static float buf[8];
   cudaStream_t s = (cudaStream_t)(uintptr_t)0x5000;
   if (group)
-    return group_iterations(argc > 1 ? atol(argv[1]) : 10000, c, buf, s);
+    return group_iterations(argc > 1 ? atol(argv[1]) : 10000, argc > 2 ? atol(argv[2]) : 0, c, buf, s);
 
   long calls = argc > 1 ? atol(argv[1]) : 1000000;
   long burst = argc > 2 ? atol(argv[2]) : 0;

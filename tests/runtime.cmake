@@ -69,5 +69,8 @@ ls_test(runtime.bench_smoke COMMAND sh ${PROJECT_SOURCE_DIR}/bench/runtime_overh
         ${CMAKE_BINARY_DIR} 20000 2 TIMEOUT 60)
 # and its group mode (bench/recorder_instr.sh's program): every call of the interval succeeds
 ls_test(runtime.bench_group COMMAND ls_runtime_overhead group 100 TIMEOUT 60)
+# the driver calls per interposed call (the fake driver counts them) do not come back
+ls_test(runtime.driver_calls COMMAND sh ${LS_RT_DIR}/t_driver_calls.sh TIMEOUT 60 SKIP_RC 77
+        ENV ${LS_RT_ENV} "LS_BENCH=$<TARGET_FILE:ls_runtime_overhead>")
 ls_test(runtime.hostcost_ab COMMAND sh ${LS_RT_DIR}/t_hostcost_ab.sh TIMEOUT 60 SKIP_RC 77
         ENV ${LS_RT_ENV} "LS_AB=$<TARGET_FILE:ls_gpu_hostcost_ab>")
