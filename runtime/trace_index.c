@@ -6,13 +6,9 @@
 
 #include <string.h>
 
-static uint64_t fmix_a(uint64_t z) { /* splitmix64's finalizer */
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
+#include "mix.h"
 
-static uint64_t fmix_b(uint64_t z) { /* murmur3's: a second, unrelated function */
+static uint64_t fmix_b(uint64_t z) { /* murmur3's: a second function, unrelated to ls_mix64 */
   z = (z ^ (z >> 33)) * 0xff51afd7ed558ccdull;
   z = (z ^ (z >> 33)) * 0xc4ceb9fe1a85ec53ull;
   return z ^ (z >> 33);
@@ -22,7 +18,7 @@ uint64_t ls_idx_name_hash(const char *name) {
   uint64_t h = 0xcbf29ce484222325ull;
   for (const unsigned char *p = (const unsigned char *)name; *p; p++)
     h = (h ^ *p) * 0x100000001b3ull;
-  return fmix_a(h);
+  return ls_mix64(h);
 }
 
 uint64_t ls_idx_check(const void *p, size_t n) {
@@ -91,7 +87,7 @@ int ls_idx_resume(struct ls_indexer *ix, const struct ls_index_snap *sn, const s
   ix->ns = sn->nstreams;
   for (unsigned i = 0; i < ix->ns; i++) {
     ix->st[i].s = streams[i];
-    ix->st[i].key = streams[i].comm ^ fmix_a((uint64_t)(uint32_t)streams[i].rank);
+    ix->st[i].key = streams[i].comm ^ ls_mix64((uint64_t)(uint32_t)streams[i].rank);
   }
   return 0;
 }
@@ -99,7 +95,7 @@ int ls_idx_resume(struct ls_indexer *ix, const struct ls_index_snap *sn, const s
 /* The stream a sequenced record counts for, as compare's sum_for finds it: per
  * (communicator, rank) key, a seq 0 after one was already seen starts a new incarnation. */
 static struct ls_idx_live *stream_for(struct ls_indexer *ix, const struct ls_trace_record *r) {
-  uint64_t key = r->comm_id ^ fmix_a((uint64_t)(uint32_t)r->comm_rank);
+  uint64_t key = r->comm_id ^ ls_mix64((uint64_t)(uint32_t)r->comm_rank);
   struct ls_idx_live *cur = NULL;
   /* the latest incarnation of a key is the last one made: a later one never follows the hint's */
   if (ix->hint < ix->ns && ix->st[ix->hint].key == key && ix->st[ix->hint].s.comm == r->comm_id &&
@@ -176,10 +172,10 @@ int ls_idx_feed(struct ls_indexer *ix, uint64_t i, const struct ls_trace_record 
       if (kind == LS_KIND_P2P)
         s->flags |= LS_IDX_B_P2P;
       /* the fields ls_fp_diff compares, the api's name for its op; two seeds, two functions */
-      uint64_t a = fmix_a(ix->api_hash[r->api] ^ 0x243f6a8885a308d3ull);
-      a = fmix_a(a ^ r->count);
-      a = fmix_a(a ^ ((uint64_t)(uint32_t)r->dtype << 32 | (uint32_t)r->redop));
-      a = fmix_a(a ^ ((uint64_t)(uint32_t)r->root_or_peer << 32 | kind));
+      uint64_t a = ls_mix64(ix->api_hash[r->api] ^ 0x243f6a8885a308d3ull);
+      a = ls_mix64(a ^ r->count);
+      a = ls_mix64(a ^ ((uint64_t)(uint32_t)r->dtype << 32 | (uint32_t)r->redop));
+      a = ls_mix64(a ^ ((uint64_t)(uint32_t)r->root_or_peer << 32 | kind));
       uint64_t b = fmix_b(ix->api_hash[r->api] ^ 0x13198a2e03707344ull);
       b = fmix_b(b ^ r->count ^ 0xa4093822299f31d0ull);
       b = fmix_b(b ^ ((uint64_t)(uint32_t)r->redop << 32 | (uint32_t)r->dtype));
@@ -188,7 +184,7 @@ int ls_idx_feed(struct ls_indexer *ix, uint64_t i, const struct ls_trace_record 
         b = 1;
       if (ix->collide == 2 && r->seq == ix->collide_seq)
         a = 1;
-      s->chain = fmix_a(s->chain ^ a) + 1;
+      s->chain = ls_mix64(s->chain ^ a) + 1;
       s->local = fmix_b(s->local ^ b) + 1;
     }
     s->n++;

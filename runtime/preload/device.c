@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "mix.h"
 #include "nccl_abi.h"
 
 #define LS_STREAM_SLOTS 256u /* distinct streams watched; beyond, calls go unwatched */
@@ -139,16 +140,10 @@ static void slot_lock(struct stream_slot *s) {
 }
 static void slot_unlock(struct stream_slot *s) { __atomic_store_n(&s->lock, 0, __ATOMIC_RELEASE); }
 
-static uint64_t mix(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
 /* The slot of (stream, ctx_key), claimed on first use; NULL when the table is full. */
 static struct stream_slot *slot_of(uint64_t stream, uint64_t ctx_key, unsigned *index) {
   uint64_t key = stream + 1;
-  unsigned i = (unsigned)(mix(key ^ ctx_key) & (LS_STREAM_SLOTS - 1));
+  unsigned i = (unsigned)(ls_mix64(key ^ ctx_key) & (LS_STREAM_SLOTS - 1));
   for (unsigned probe = 0; probe < LS_STREAM_SLOTS; probe++, i = (i + 1) & (LS_STREAM_SLOTS - 1)) {
     struct stream_slot *s = &g_streams[i];
     uint64_t k = __atomic_load_n(&s->key, __ATOMIC_ACQUIRE);

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "mix.h"
 
 struct ls_state ls_g;
 
@@ -140,18 +141,12 @@ __attribute__((constructor)) static void ls_register_own(void) {
 
 /* ---- helpers ---------------------------------------------------------------- */
 
-static uint64_t mix64(uint64_t z) { /* splitmix64 finalizer */
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
 uint64_t ls_hash_bytes(uint64_t seed, const void *p, uint64_t n) {
-  uint64_t h = 0xcbf29ce484222325ull ^ mix64(seed);
+  uint64_t h = 0xcbf29ce484222325ull ^ ls_mix64(seed);
   const unsigned char *b = p;
   for (uint64_t i = 0; i < n; i++)
     h = (h ^ b[i]) * 0x100000001b3ull;
-  h = mix64(h);
+  h = ls_mix64(h);
   return h ? h : 1; /* 0 means "no communicator" in the trace */
 }
 
@@ -219,7 +214,7 @@ static struct ls_comm *g_comm_vals[LS_MAX_COMMS];  /* atomic */
 static pthread_mutex_t g_comm_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static unsigned comm_slot0(const void *h) {
-  return (unsigned)(mix64((uint64_t)(uintptr_t)h) & (LS_MAX_COMMS - 1));
+  return (unsigned)(ls_mix64((uint64_t)(uintptr_t)h) & (LS_MAX_COMMS - 1));
 }
 
 struct ls_comm *ls_comm_lookup(const void *handle) {
