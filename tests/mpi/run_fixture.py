@@ -8,6 +8,8 @@ divergence's class, seq and ranks. A run that does not end by itself within the 
 fails (and its whole process group is killed), so a hang can never stall the suite.
 usage: run_fixture.py LOCKSTEP FIXTURE.c FIXTURE_BIN WORKDIR [--watchdog] [--confirm]
   --watchdog  the run must also be ended by the watchdog (exit 86, a timeout listed)
+A divergent run without --watchdog must fail (divergent_exit_ok): lockstep's online check ends
+the first rank that sees the divergence (86), unless MPI caught it first.
   --confirm   also join `lockstep lint --format=json` (flags from $LS_LINT_FLAGS) with the
               traces: every expected-warning of the fixture must come out `confirmed`
 Exit 0 pass, 1 fail, 2 usage.
@@ -57,6 +59,23 @@ def descendants(pid):
             out.append(c)
             todo.append(c)
     return out
+
+
+MPI_ERR_LASTCODE = 92  # Open MPI 4.1's largest error class
+
+
+def divergent_exit_ok(rc, log):
+    """Whether a divergent run (no --watchdog) ended as it may. Under --policy exit the online
+    check ends the first rank that sees the divergence with 86 (or `lockstep run` says 85, the
+    command exited 0 but a divergence was reported). MPI can be first: a count mismatch is a
+    truncated receive inside the collective, and MPI_ERRORS_ARE_FATAL aborts the job with the
+    error class as mpirun's exit (15 MPI_ERR_TRUNCATE; 16 MPI_ERR_OTHER when libnbc's schedule
+    of a non-blocking collective fails on it; 1 in a sanitizer build). And Open MPI's mpirun can
+    crash in PMIx_server_finalize after either (139, see watch()). Exit 0 is never right: the
+    divergence would have gone unreported."""
+    if 0 < rc <= MPI_ERR_LASTCODE:
+        return True
+    return rc == 139 and "PMIx_server_finalize" in log
 
 
 def proc_state(pid):
@@ -264,6 +283,8 @@ def main(argv):
         got = (first.get("class"), first.get("seq"), sorted(first.get("ranks", [])))
         if got != (cls, seq, sorted([ra, rb])):
             fail(f"first divergence {got}, expected {(cls, seq, sorted([ra, rb]))}")
+        if not want_watchdog and not MPIRUN_HUNG[0] and not divergent_exit_ok(p.returncode, log):
+            fail(f"a divergent run must end failed (86 from lockstep, or MPI's abort); exit {p.returncode}")
     if "--confirm" in argv:
         check_confirm(lockstep, src, text, traces, work)
     if want_watchdog:
