@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """tests/fingerprint/check_classes.py — the divergence classes the docs and fixtures name are
-the ones runtime/fingerprint.h defines (LS_CLASSES), and runtime/tools/README.md names each.
+the ones runtime/fingerprint.h defines (LS_CLASSES), and runtime/tools/README.md and
+`lockstep compare --help` (runtime/tools/cmd_compare.c's usage) name each.
 
 A class is "named" where a text says which class a divergence is: a `...-mismatch` in
 backticks, a `divergence: CLASS on` line, a `"class": "CLASS"` in JSON, a fixture's
@@ -25,6 +26,19 @@ def classes(src):
         text = f.read()
     block = text[text.index("#define LS_CLASSES(X)"):text.index("enum ls_class")]
     return re.findall(r'X\([A-Z_]+, "([a-z-]+)"\)', block)
+
+
+def compare_help(src):
+    """The class names `lockstep compare --help` lists, from cmd_compare.c's usage text (its
+    "op-, count-, ... peer-mismatch" shorthand expanded)."""
+    with open(os.path.join(src, "runtime", "tools", "cmd_compare.c"), encoding="utf-8") as f:
+        text = f.read()
+    body = text[text.index("static void usage("):]
+    body = body[:body.index("\n}")]
+    usage = "".join(re.findall(r'"((?:[^"\\]|\\.)*)"', body)).replace("\\n", " ")
+    names = set(re.findall(r"[a-z]+(?:-[a-z]+)*", usage))
+    names |= {p + "-mismatch" for p in re.findall(r"\b([a-z]+)-,", usage)}
+    return names
 
 
 def main():
@@ -59,6 +73,9 @@ def main():
     for name in known:
         if f"`{name}`" not in tools:
             errors.append(f"runtime/tools/README.md: does not describe the class `{name}`")
+    for name in known:
+        if name not in compare_help(src):
+            errors.append(f"runtime/tools/cmd_compare.c: `lockstep compare --help` does not name the class {name}")
     for e in errors:
         print(e, file=sys.stderr)
     if not errors:
