@@ -8,7 +8,9 @@
  *
  * Each wrapper resolves the real function lazily once (dlsym(RTLD_NEXT, real-prefix +
  * name), then LIB if it was loaded RTLD_LOCAL), fills `struct ls_args` by role and
- * calls PREFIX_pre / the real function / PREFIX_post (recorder.h). The table comes from the
+ * calls PREFIX_pre / the real function / PREFIX_post (recorder.h); NCCL's collectives, p2p
+ * calls and group brackets pass their values to ls_call_plain instead, which writes the
+ * record from them (the calls a training loop makes). The table comes from the
  * rules library (rules/rules.h: kinds, roles and their struct ls_args fields, variants).
  * Host tool only: it links the library and cJSON, liblockstep does not. */
 #include <stdarg.h>
@@ -93,6 +95,55 @@ static void emit_role_macros(FILE *o, const ls_rule_fn *f) {
   if (f->in_place_dtype >= 0)
     fprintf(o, "    c.args.dtype = LS_I64(%s);\n", f->args[f->in_place_dtype].name);
   fprintf(o, "  }\n#endif\n");
+}
+
+/* The argument expression of the role field `field` for function f, or NULL. */
+static const char *plain_value(const ls_rule_fn *f, const char *field, char *buf, size_t n) {
+  for (int j = 0; j < f->nargs; j++) {
+    const ls_role_info *ri = ls_role_info_of(f->roles[j]);
+    if (ri && ri->field && !strcmp(ri->field, field)) {
+      snprintf(buf, n, "%s%s%s", ri->before, f->args[j].name, ri->after);
+      return buf;
+    }
+  }
+  return NULL;
+}
+
+/* A function whose record holds only what ls_call_plain takes (recorder.h): NCCL's
+ * collectives, p2p calls and group brackets, with no role field besides those. */
+static int is_plain(const ls_rule_fn *f, const char *family, int role_macros) {
+  if (strcmp(family, "NCCL") || role_macros ||
+      (f->kind != LS_KIND_COLLECTIVE && f->kind != LS_KIND_P2P && f->kind != LS_KIND_GROUP_START &&
+       f->kind != LS_KIND_GROUP_END))
+    return 0;
+  static const char *const fields[] = {"comm", "stream", "count", "dtype", "redop", "root", "peer"};
+  for (int j = 0; j < f->nargs; j++) {
+    const ls_role_info *ri = ls_role_info_of(f->roles[j]);
+    if (!ri || !ri->field) /* a buffer: not recorded (roles without a field, NCCL has no macros) */
+      continue;
+    int known = 0;
+    for (size_t k = 0; k < sizeof fields / sizeof *fields; k++)
+      known |= !strcmp(ri->field, fields[k]);
+    if (!known)
+      return 0;
+  }
+  return 1;
+}
+
+/* The plain wrapper's entry: ls_call_plain with each field's argument or its default. */
+static void emit_plain_entry(FILE *o, const ls_rule_fn *f) {
+  char b[6][256];
+  const char *comm = plain_value(f, "comm", b[0], sizeof b[0]);
+  const char *stream = plain_value(f, "stream", b[1], sizeof b[1]);
+  const char *count = plain_value(f, "count", b[2], sizeof b[2]);
+  const char *dtype = plain_value(f, "dtype", b[3], sizeof b[3]);
+  const char *redop = plain_value(f, "redop", b[4], sizeof b[4]);
+  const char *rp = plain_value(f, f->kind == LS_KIND_P2P ? "peer" : "root", b[5], sizeof b[5]);
+  fprintf(o,
+          "  if (!ls_call_plain(&c, api, __builtin_return_address(0), __builtin_frame_address(0),\n"
+          "                     %s, %s, %s, %s, %s, %s))\n    return fn(",
+          comm ? comm : "NULL", stream ? stream : "0", count ? count : "0", dtype ? dtype : "LS_NO_VALUE",
+          redop ? redop : "LS_NO_VALUE", rp ? rp : "LS_NO_VALUE");
 }
 
 /* LS_SUB_<variant in upper case>, the recorder's name of the refinement. */
@@ -202,9 +253,18 @@ int main(int argc, char **argv) {
                "    if (!fn)\n      return %s;\n  }\n",
             name, name, real_prefix, name, soname, missing_rc);
     fprintf(o, "  struct ls_call c;\n  uint16_t api = %s_base;\n"
-               "  if (api != LS_API_UNREGISTERED)\n    api = (uint16_t)(api + %d);\n"
-               "  if (!ls_call_begin(&c, api, __builtin_return_address(0)))\n    return fn(",
+               "  if (api != LS_API_UNREGISTERED)\n    api = (uint16_t)(api + %d);\n",
             hooks, i);
+    if (is_plain(f, family, role_macros)) {
+      /* the record written from the arguments, no hook before the call */
+      emit_plain_entry(o, f);
+      print_call_args(o, f);
+      fprintf(o, ");\n  %s rc = fn(", ret);
+      print_call_args(o, f);
+      fprintf(o, ");\n  c.t_exit = ls_now_ns();\n  %s_post(&c, LS_I64(rc));\n  return rc;\n}\n", hooks);
+      continue;
+    }
+    fprintf(o, "  if (!ls_call_begin(&c, api, __builtin_return_address(0)))\n    return fn(");
     print_call_args(o, f);
     /* the wrapper's own frame: the caller walk starts there (callstack.c) */
     fprintf(o, ");\n  c.frame = __builtin_frame_address(0);\n");

@@ -726,7 +726,8 @@ void ls_rec_complete(uint64_t index) {
 
 /* ---- the wrapper halves -------------------------------------------------------------- */
 
-int ls_call_begin(struct ls_call *c, uint16_t api, const void *site) {
+/* ls_call_begin but for the arguments and the clock. */
+static inline __attribute__((always_inline)) int begin_call(struct ls_call *c, uint16_t api, const void *site) {
   if (__builtin_expect(tl_guard, 0))
     return 0;
   int st = __atomic_load_n(&g_init, __ATOMIC_ACQUIRE);
@@ -755,6 +756,12 @@ int ls_call_begin(struct ls_call *c, uint16_t api, const void *site) {
   c->comm = NULL;
   c->aux0 = c->aux1 = 0;
   c->h0 = 0;
+  return 1;
+}
+
+int ls_call_begin(struct ls_call *c, uint16_t api, const void *site) {
+  if (!begin_call(c, api, site))
+    return 0;
   /* Field by field, not memset: gcc turns a memset of this size into rep stosq, whose
    * startup costs more than the stores on every call. */
   _Static_assert(sizeof(struct ls_args) == 13 * sizeof(int64_t) + 6 * sizeof(void *),
@@ -774,12 +781,15 @@ int ls_call_begin(struct ls_call *c, uint16_t api, const void *site) {
 
 static int has_seq(uint16_t kind) { return kind == LS_KIND_COLLECTIVE || kind == LS_KIND_P2P; }
 
-void ls_call_enter(struct ls_call *c) {
+/* ls_call_enter with the record's values given (`handle`: role comm). */
+static inline __attribute__((always_inline)) void enter_call(struct ls_call *c, const void *handle,
+                                                             int64_t count, int64_t dtype, int64_t redop,
+                                                             int64_t root_or_peer, uint64_t stream) {
   uint16_t fam = c->family;
-  if (!c->comm && c->args.comm && c->kind != LS_KIND_COMM_INIT) {
-    c->comm = ls_comm_lookup(c->args.comm);
+  if (!c->comm && handle && c->kind != LS_KIND_COMM_INIT) {
+    c->comm = ls_comm_lookup(handle);
     if (!c->comm)
-      c->comm = comm_adopt(c->args.comm, fam);
+      c->comm = comm_adopt(handle, fam);
   }
   struct ls_comm *cm = c->comm;
   if (cm && !ls_comm_rank_known(cm) && fam < 4 && g_rank_hook[fam]) {
@@ -804,10 +814,10 @@ void ls_call_enter(struct ls_call *c) {
   r->flags = c->depth > 0 ? LS_REC_IN_GROUP : 0;
   r->comm_id = cm ? cm->id : 0;
   r->seq = seq;
-  r->count = (uint64_t)c->args.count;
-  r->dtype = (int32_t)c->args.dtype;
-  r->redop = (int32_t)c->args.redop;
-  r->root_or_peer = (int32_t)(c->kind == LS_KIND_P2P ? c->args.peer : c->args.root);
+  r->count = (uint64_t)count;
+  r->dtype = (int32_t)dtype;
+  r->redop = (int32_t)redop;
+  r->root_or_peer = (int32_t)root_or_peer;
   r->group_depth = c->depth;
   r->comm_rank = cm ? __atomic_load_n(&cm->rank, __ATOMIC_ACQUIRE) : -1;
   r->comm_size = cm ? cm->size : -1;
@@ -815,10 +825,27 @@ void ls_call_enter(struct ls_call *c) {
   r->t_enter_ns = c->t_enter;
   r->site_pc = (uint64_t)(uintptr_t)c->site;
   ls_stack_callers_from(c->site, c->frame, (uintptr_t)__builtin_frame_address(0), r->callers);
-  r->stream = c->args.stream;
+  r->stream = stream;
   r->aux0 = c->aux0;
   r->aux1 = seqd && c->depth > 0 ? tl_group : c->aux1;
   __atomic_store_n(&r->state, LS_REC_ENTERED, __ATOMIC_RELEASE);
+}
+
+void ls_call_enter(struct ls_call *c) {
+  enter_call(c, c->args.comm, c->args.count, c->args.dtype, c->args.redop,
+             c->kind == LS_KIND_P2P ? c->args.peer : c->args.root, c->args.stream);
+}
+
+int ls_call_plain(struct ls_call *c, uint16_t api, const void *site, const void *frame, const void *comm,
+                  uint64_t stream, int64_t count, int64_t dtype, int64_t redop, int64_t root_or_peer) {
+  if (!begin_call(c, api, site))
+    return 0;
+  c->frame = frame;
+  c->args.comm = comm;
+  c->args.stream = stream;
+  c->t_enter = ls_now_ns();
+  enter_call(c, comm, count, dtype, redop, root_or_peer, stream);
+  return 1;
 }
 
 /* After the outermost group end returned: one event per stream the group used,

@@ -11,6 +11,8 @@
  *   rc = real(...)      arguments and result untouched
  *   <family>_post(&c,rc) ls_call_exit(): exit timestamp, rc, LS_REC_RETURNED, then
  *                       comm registration / group bookkeeping / completion events
+ * NCCL's collectives, p2p calls and group brackets do the first three in one,
+ * ls_call_plain(), which writes their values into the record without staging them.
  * Non-goals: symbolizing, formatting, comparing — those live in the tools. */
 #ifndef LOCKSTEP_RECORDER_H
 #define LOCKSTEP_RECORDER_H
@@ -95,6 +97,14 @@ struct ls_call {
  * from inside a wrapper on this thread, or initialization failed); then nothing else
  * may be called for it. Otherwise the per-thread guard is held until ls_call_exit. */
 LS_HIDDEN int ls_call_begin(struct ls_call *c, uint16_t api, const void *site);
+/* ls_call_begin and ls_call_enter in one, for the generated wrappers of NCCL's
+ * collectives, p2p calls and group brackets: the record's values come as arguments and
+ * go straight into it (of c->args only comm and stream are set, for the exit). The
+ * caller's family hook is not called: these kinds need none before the call. Returns
+ * what ls_call_begin returns; on 1 the record is published (LS_REC_ENTERED). */
+LS_HIDDEN int ls_call_plain(struct ls_call *c, uint16_t api, const void *site, const void *frame,
+                            const void *comm, uint64_t stream, int64_t count, int64_t dtype,
+                            int64_t redop, int64_t root_or_peer);
 /* Claims and publishes the record (LS_REC_ENTERED). c->comm, when set, gives
  * comm_id/rank/size and, for collective/p2p kinds, the next sequence number. */
 LS_HIDDEN void ls_call_enter(struct ls_call *c);
