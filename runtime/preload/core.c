@@ -73,8 +73,8 @@ static void prefault(void) {
     want = backed;
   if (want <= g_faulted)
     return;
-  uintptr_t lo = (uintptr_t)&ls_g.recs[g_faulted] & ~(uintptr_t)4095;
-  uintptr_t hi = (uintptr_t)&ls_g.recs[want];
+  uintptr_t lo = (uintptr_t)(ls_g.recs + g_faulted) & ~(uintptr_t)4095;
+  uintptr_t hi = (uintptr_t)(ls_g.recs + want); /* file layout, not records */
   if (madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE) != 0) {
     /* Older kernels: an atomic no-op write per page is safe against a writer that
      * claims the record meanwhile. */
@@ -130,7 +130,7 @@ static void progress(struct ls_tick *t) {
   t->limit = ls_rec_limit();
   uint64_t i = g_lowwater;
   while (i < t->limit) {
-    int p = ls_rec_pending(&ls_g.recs[i]);
+    int p = ls_rec_pending(ls_rec_slot(i));
     if (p == -1 && skip_dropped(i))
       p = 0;
     if (p != 0)

@@ -128,7 +128,7 @@ static void index_upto(uint64_t upto) {
   if (upto > lim)
     upto = lim;
   while (g_ix.covered < upto) {
-    const struct ls_trace_record *r = &ls_g.recs[g_ix.covered];
+    const struct ls_trace_record *r = ls_rec_slot(g_ix.covered);
     if (__atomic_load_n(&r->state, __ATOMIC_ACQUIRE) != LS_REC_RETURNED ||
         ls_idx_feed(&g_ix, g_ix.covered, r) != 0)
       break;

@@ -80,6 +80,9 @@ static inline void ls_stack_callers_from(const void *site, const void *frame, ui
 }
 
 /* Records. */
+/* The slot that holds record `ordinal` (its claim index): every lookup of a record by
+ * ordinal goes through here, so how ordinals map to slots is decided in one place. */
+static inline struct ls_trace_record *ls_rec_slot(uint64_t ordinal) { return &ls_g.recs[ordinal]; }
 LS_HIDDEN uint64_t ls_rec_limit(void); /* min(nrecords, capacity) */
 LS_HIDDEN void ls_rec_set_flags(struct ls_trace_record *r, uint16_t f);
 LS_HIDDEN uint16_t ls_rec_flags(const struct ls_trace_record *r);

@@ -662,7 +662,7 @@ uint64_t ls_rec_limit(void) {
 }
 
 struct ls_trace_record *ls_rec_at(uint64_t index) {
-  return ls_g.hdr && index < ls_g.capacity ? &ls_g.recs[index] : NULL;
+  return ls_g.hdr && index < ls_g.capacity ? ls_rec_slot(index) : NULL;
 }
 
 void ls_rec_set_flags(struct ls_trace_record *r, uint16_t f) {
@@ -712,8 +712,8 @@ static struct ls_trace_record *claim_slow(uint64_t i, uint64_t *index) {
    * would otherwise wait for the lines (the watchdog faulted the page in, not the lines). */
   if (i + 1 < ls_g.capacity)
     for (unsigned off = 0; off < sizeof(struct ls_trace_record); off += 64)
-      __builtin_prefetch((const char *)&ls_g.recs[i + 1] + off, 1, 3);
-  return &ls_g.recs[i];
+      __builtin_prefetch((const char *)ls_rec_slot(i + 1) + off, 1, 3);
+  return ls_rec_slot(i);
 }
 
 void ls_rec_complete(uint64_t index) {
@@ -862,7 +862,7 @@ static void cover_group(uint64_t lo, uint64_t hi_excl, uint64_t group, int launc
     hi_excl = lim;
   int dev = launched && ls_dev_available();
   for (uint64_t i = lo; i < hi_excl; i++) {
-    struct ls_trace_record *r = &ls_g.recs[i];
+    struct ls_trace_record *r = ls_rec_slot(i);
     /* State first (acquire): other threads may be writing their records right now;
      * ours in the range all returned before this outermost end was called. */
     if (__atomic_load_n(&r->state, __ATOMIC_ACQUIRE) != LS_REC_RETURNED || r->tid != me ||
@@ -888,7 +888,7 @@ static void cover_group(uint64_t lo, uint64_t hi_excl, uint64_t group, int launc
   for (unsigned k = 0; k < ns; k++) {
     uint32_t tag = ls_dev_cover(streams[k], lo, hi_excl ? hi_excl - 1 : 0, now);
     for (uint64_t i = lo; i < hi_excl; i++) {
-      struct ls_trace_record *r = &ls_g.recs[i];
+      struct ls_trace_record *r = ls_rec_slot(i);
       if (__atomic_load_n(&r->state, __ATOMIC_ACQUIRE) != LS_REC_RETURNED || r->tid != me ||
           r->aux1 != group || r->seq == LS_NO_SEQ || r->rc != 0 || r->stream != streams[k] ||
           __atomic_load_n(&r->wtag, __ATOMIC_ACQUIRE) != LS_WTAG_PENDING)

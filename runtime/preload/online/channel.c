@@ -239,7 +239,7 @@ static void tick_locked(int idle) {
   uint64_t lim = ls_rec_limit();
   while (g_published < lim) {
     int paused = ls_on_paused_at(g_published);
-    const struct ls_trace_record *r = &ls_g.recs[g_published];
+    const struct ls_trace_record *r = ls_rec_slot(g_published);
     uint32_t st = __atomic_load_n(&r->state, __ATOMIC_ACQUIRE);
     if (st == LS_REC_FREE) {
       /* being written: next tick; dropped for lack of disk space: skip it after ~1 s */
