@@ -28,6 +28,15 @@
  * callers); a reader of version 1 refuses version 2 by its version number. A change
  * that older readers cannot skip gets the next version. */
 #define LS_TRACE_VERSION 2u
+/* Version 3: a ring trace (LOCKSTEP_TRACE_RING=1, LS_TRACE_F_RING). The file holds all
+ * `capacity` slots from the start; record of ordinal o (the o-th claim, 0-based) lies in
+ * slot o % capacity and carries o in `ordinal`; nrecords counts the ordinals claimed, so
+ * [max(0, nrecords - capacity), nrecords) are live, older ones were overwritten. A slot
+ * whose ordinal is not the one it should hold was not written (yet). `dropped` counts
+ * calls not recorded at all because their slot was still needed by the recorder's own
+ * readers (LS_TRACE_F_PARTIAL is set then). Traces written without the ring stay
+ * version 2, byte for byte. */
+#define LS_TRACE_VERSION_RING 3u
 #define LS_TRACE_HEADER_SIZE 4096u
 #define LS_TRACE_RECORD_SIZE 192u
 #define LS_TRACE_RECORD_SIZE_V1 128u
@@ -45,6 +54,7 @@
  * not recorded", so `not-ready` is only judged on traces that carry it. Added without a
  * version change: older traces lack it and still read. */
 #define LS_TRACE_F_ASYNC_CHANGES 0x10u
+#define LS_TRACE_F_RING 0x20u /* version 3: slots reused oldest first (see above) */
 
 /* What an api entry is: the one kind enum, also lint's (the rules library maps the rules
  * files' "kind" strings to it, rules/rules.c). Traces store these values: never renumber. */
@@ -114,7 +124,8 @@ struct ls_trace_header {
   uint64_t t0_monotonic_ns;  /* ... and CLOCK_MONOTONIC at the same instant (record times are monotonic) */
   char hostname[64];
   char exe[256];             /* /proc/self/exe at start */
-  char reserved[3672];       /* pads the header to LS_TRACE_HEADER_SIZE; zero */
+  uint64_t dropped;          /* version 3: calls not recorded, their slot still in use (atomic) */
+  char reserved[3664];       /* pads the header to LS_TRACE_HEADER_SIZE; zero */
 };
 
 struct ls_trace_api {
@@ -162,7 +173,8 @@ struct ls_trace_record {
    * chain; 0 where the chain ended or could not be followed (code built without frame
    * pointers may skip frames or end it early). Best effort: a site, never a proof. */
   uint64_t callers[LS_TRACE_CALLERS];
-  uint8_t reserved2[32];
+  uint64_t ordinal;          /* version 3: this record's ordinal (atomic, release); 0 otherwise */
+  uint8_t reserved2[24];
 };
 
 _Static_assert(sizeof(struct ls_trace_header) == LS_TRACE_HEADER_SIZE, "header size");

@@ -52,7 +52,7 @@ set(LS_RT_ENV
   "LS_GETENV_SHIM=$<TARGET_FILE:ls_getenv_log>")
 
 foreach(t preload_silent rc_passthrough depth groups threads identity sigkill
-          watchdog_report watchdog_abort watchdog_exit run_cmd disable overflow mpirun diverge
+          watchdog_report watchdog_abort watchdog_exit run_cmd disable overflow ring mpirun diverge
           dlopen_local capture exec watchdog_multi disk_full online online_skip defer device_off idle_tail
           online_policy online_reject online_nodir run_signals run_end config_once backoff)
   set(_cls)

@@ -118,6 +118,9 @@ void ls_config_read(void) {
   const char *capv = getenv("LOCKSTEP_TRACE_CAPACITY");
   uint64_t cap = capv && *capv ? strtoull(capv, NULL, 0) : LS_DEFAULT_CAPACITY;
   ls_cfg.capacity = cap < 16 ? 16 : cap > (1ull << 28) ? 1ull << 28 : cap;
+  ls_cfg.ring = set_not_zero(getenv("LOCKSTEP_TRACE_RING"));
+  if (ls_cfg.ring) /* whole pages of records (64 * 192 bytes = 3 pages) */
+    ls_cfg.capacity = (ls_cfg.capacity + 63) / 64 * 64;
   ls_cfg.record_queries = set_not_zero(getenv("LOCKSTEP_RECORD_QUERIES"));
   const char *t = getenv("LOCKSTEP_TIMEOUT");
   double sec = t && *t ? strtod(t, NULL) : 60.0;

@@ -22,7 +22,8 @@ enum ls_policy { LS_POLICY_REPORT = 0, LS_POLICY_ABORT = 1, LS_POLICY_EXIT = 2, 
 struct ls_config {
   int disable;           /* LOCKSTEP_DISABLE: set and not "0" */
   const char *trace_dir; /* LOCKSTEP_TRACE_DIR, "lockstep-traces" when unset or empty */
-  uint64_t capacity;     /* LOCKSTEP_TRACE_CAPACITY (records), 16 .. 2^28 */
+  uint64_t capacity;     /* LOCKSTEP_TRACE_CAPACITY (records), 16 .. 2^28; a multiple of 64 with ring */
+  int ring;              /* LOCKSTEP_TRACE_RING: set and not "0": the newest `capacity` calls kept */
   int record_queries;    /* LOCKSTEP_RECORD_QUERIES: set and not "0" */
   uint64_t timeout_ns;   /* LOCKSTEP_TIMEOUT (s, fractions allowed; 0: never) */
   int policy;            /* LOCKSTEP_POLICY: enum ls_policy */

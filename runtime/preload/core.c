@@ -59,6 +59,8 @@ static uint64_t g_faulted; /* records [0, g_faulted) have their pages mapped wri
  * the first write to a page of a fresh sparse file costs microseconds. */
 static void prefault(void) {
   uint64_t n = __atomic_load_n(&ls_g.hdr->nrecords, __ATOMIC_RELAXED);
+  if (ls_g.ring) /* reserved whole: fault the slots in once, as the first lap reaches them */
+    n = n < ls_g.capacity ? n : ls_g.capacity;
   uint64_t want = n + LS_PREFAULT_AHEAD;
   if (want > ls_g.capacity)
     want = ls_g.capacity;
@@ -68,7 +70,7 @@ static void prefault(void) {
   if (ls_reserve_target(n) > __atomic_load_n(&ls_g.backed, __ATOMIC_ACQUIRE) ||
       __atomic_load_n(&ls_g.reserve_failed, __ATOMIC_ACQUIRE))
     ls_trace_reserve(ls_reserve_target(n));
-  uint64_t backed = __atomic_load_n(&ls_g.backed, __ATOMIC_ACQUIRE);
+  uint64_t backed = ls_g.ring ? ls_g.capacity : __atomic_load_n(&ls_g.backed, __ATOMIC_ACQUIRE);
   if (want > backed)
     want = backed;
   if (want <= g_faulted)
@@ -130,8 +132,9 @@ static void progress(struct ls_tick *t) {
   t->limit = ls_rec_limit();
   uint64_t i = g_lowwater;
   while (i < t->limit) {
-    int p = ls_rec_pending(ls_rec_slot(i));
-    if (p == -1 && skip_dropped(i))
+    const struct ls_trace_record *r = ls_rec_live(i);
+    int p = r ? ls_rec_pending(r) : -1;
+    if (p == -1 && !ls_g.ring && skip_dropped(i)) /* a ring drops no claimed ordinal */
       p = 0;
     if (p != 0)
       break;
@@ -151,6 +154,18 @@ uint64_t ls_tick_limit(struct ls_tick *t) {
 int ls_tick_idle(struct ls_tick *t) {
   progress(t);
   return t->lowwater == t->limit;
+}
+
+/* A ring's floor: the lowest ordinal any of the recorder's readers on this thread may
+ * still read (the low-water mark, which bounds the watchdog's and the device poll's
+ * reads, the index and the side channel). Released after their reads of this tick, so
+ * a writer that sees it may reuse every slot below. */
+static void ring_floor(struct ls_tick *t) {
+  uint64_t f = ls_tick_lowwater(t), x = ls_index_floor(), y = ls_on_floor();
+  f = x < f ? x : f;
+  f = y < f ? y : f;
+  if (f > __atomic_load_n(&ls_g.floor, __ATOMIC_RELAXED))
+    __atomic_store_n(&ls_g.floor, f, __ATOMIC_RELEASE);
 }
 
 /* ---- the thread -------------------------------------------------------------------- */
@@ -211,6 +226,8 @@ static void *core_main(void *arg) {
       if (g_subs[i]->tick && !(g_subs[i]->quiet && g_subs[i]->quiet(&t)))
         quiet = 0;
     next = quiet ? (next * 2 < cap ? next * 2 : cap) : base;
+    if (ls_g.ring)
+      ring_floor(&t);
     __atomic_add_fetch(&ls_core_ticks, 1, __ATOMIC_RELAXED);
   }
   return NULL;

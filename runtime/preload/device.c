@@ -172,9 +172,11 @@ static struct stream_slot *slot_of(uint64_t stream, uint64_t ctx_key, unsigned *
 /* Members waiting on `tag` in [lo, hi] get nothing to wait for: completion unknowable. */
 static void drop_members(uint32_t tag, uint64_t lo, uint64_t hi) {
   uint64_t lim = ls_rec_limit();
-  for (uint64_t i = lo; i <= hi && i < lim; i++)
-    if (__atomic_load_n(&ls_rec_slot(i)->wtag, __ATOMIC_ACQUIRE) == tag)
-      __atomic_store_n(&ls_rec_slot(i)->wtag, LS_WTAG_NONE, __ATOMIC_RELEASE);
+  for (uint64_t i = lo; i <= hi && i < lim; i++) {
+    struct ls_trace_record *r = ls_rec_live(i);
+    if (r && __atomic_load_n(&r->wtag, __ATOMIC_ACQUIRE) == tag)
+      __atomic_store_n(&r->wtag, LS_WTAG_NONE, __ATOMIC_RELEASE);
+  }
 }
 
 /* Context and identity of the slot's stream; 0 on failure. Locked. */
@@ -360,8 +362,8 @@ void ls_dev_arm(uint32_t tag) {
 static void resolve(struct ev_entry *e, uint32_t tag, CUresult r) {
   uint64_t now = ls_now_ns(), lim = ls_rec_limit();
   for (uint64_t i = e->lo; i <= e->hi && i < lim; i++) {
-    struct ls_trace_record *rec = ls_rec_slot(i);
-    if (__atomic_load_n(&rec->wtag, __ATOMIC_ACQUIRE) != tag)
+    struct ls_trace_record *rec = ls_rec_live(i);
+    if (!rec || __atomic_load_n(&rec->wtag, __ATOMIC_ACQUIRE) != tag)
       continue;
     if (r == LS_CUDA_SUCCESS) {
       rec->t_complete_ns = now;

@@ -29,10 +29,30 @@ static uint16_t g_kind[LS_MAX_APIS];
 static struct ls_index_header *g_h;
 static size_t g_size;
 static uint64_t g_nentries;
+static int g_fd = -1; /* a ring's index, kept open to grow: it covers the whole history */
+/* The ordinal the index reads next, for a ring's floor; UINT64_MAX when it reads no more. */
+static uint64_t g_floor_pos;
+
+/* Doubles a ring's index file (reserved, then mapped anew); 0 on success. Under g_lock. */
+static int grow_file(void) {
+  size_t size = g_size * 2;
+  int err;
+  while ((err = fallocate(g_fd, 0, (off_t)g_size, (off_t)(size - g_size)) != 0 ? errno : 0) == EINTR)
+    ;
+  if (err && ((err != EOPNOTSUPP && err != ENOSYS) || ftruncate(g_fd, (off_t)size) != 0))
+    return -1;
+  void *m = mremap(g_h, g_size, size, MREMAP_MAYMOVE);
+  if (m == MAP_FAILED)
+    return -1;
+  g_h = m;
+  g_size = size;
+  g_h->entries_cap = (size - g_h->entries_offset) / sizeof(struct ls_index_block);
+  return 0;
+}
 
 static void emit(void *arg, const struct ls_index_block *b) {
   (void)arg;
-  if (g_nentries >= g_h->entries_cap) {
+  if (g_nentries >= g_h->entries_cap && (g_fd < 0 || grow_file() != 0)) {
     g_ix.stopped = 1; /* no room: the index covers what it has published */
     return;
   }
@@ -68,11 +88,15 @@ static int open_index(void) {
     return -1;
   }
   void *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  close(fd);
   if (m == MAP_FAILED) {
+    close(fd);
     unlink(path);
     return -1;
   }
+  if (ls_g.ring)
+    g_fd = fd;
+  else
+    close(fd);
   struct ls_index_header *h = m;
   memcpy(h->magic, LS_INDEX_MAGIC, 8);
   h->version = LS_INDEX_VERSION;
@@ -128,13 +152,20 @@ static void index_upto(uint64_t upto) {
   if (upto > lim)
     upto = lim;
   while (g_ix.covered < upto) {
-    const struct ls_trace_record *r = ls_rec_slot(g_ix.covered);
-    if (__atomic_load_n(&r->state, __ATOMIC_ACQUIRE) != LS_REC_RETURNED ||
+    const struct ls_trace_record *r = ls_rec_live(g_ix.covered);
+    if (!r || __atomic_load_n(&r->state, __ATOMIC_ACQUIRE) != LS_REC_RETURNED ||
         ls_idx_feed(&g_ix, g_ix.covered, r) != 0)
       break;
   }
   if (g_ix.covered != from)
     publish();
+  __atomic_store_n(&g_floor_pos, g_ix.stopped ? UINT64_MAX : g_ix.covered, __ATOMIC_RELEASE);
+}
+
+uint64_t ls_index_floor(void) {
+  /* before its first tick the index holds everything back: it must see every record */
+  return __atomic_load_n(&g_state, __ATOMIC_ACQUIRE) == IX_OFF ? UINT64_MAX
+                                                                : __atomic_load_n(&g_floor_pos, __ATOMIC_ACQUIRE);
 }
 
 void ls_index_tick(uint64_t lowwater) {
@@ -158,6 +189,10 @@ void ls_index_reset_after_fork(void) {
   if (g_h)
     munmap(g_h, g_size); /* the parent's file: the child indexes its own trace */
   g_h = NULL;
+  if (g_fd >= 0)
+    close(g_fd);
+  g_fd = -1;
+  g_floor_pos = 0;
   __atomic_store_n(&g_state, IX_NONE, __ATOMIC_RELEASE);
 }
 

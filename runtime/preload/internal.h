@@ -23,6 +23,13 @@ struct ls_state {
   struct ls_trace_header *hdr;
   struct ls_trace_record *recs;
   uint64_t capacity;
+  int ring;          /* a ring trace (version 3): ordinal o lives in slot o % capacity */
+  /* atomic, ring only: the lowest ordinal one of the recorder's own readers (the
+   * low-water mark, the digest index, the side channel) may still read; written by
+   * lockstep's thread after each tick. A slot is reused only once its ordinal is below. */
+  uint64_t floor;
+  uint64_t *claims;      /* what claim() counts: &hdr->nrecords, or ring_claims for a ring */
+  uint64_t ring_claims;  /* atomic, unused but counted (a ring claims in claim_slow) */
   uint64_t backed;   /* atomic: records whose disk blocks are reserved (fallocate) */
   int fd;            /* the trace file, kept open to reserve blocks as it fills */
   int reserve_unsupported; /* the filesystem cannot fallocate: no reservation */
@@ -82,7 +89,22 @@ static inline void ls_stack_callers_from(const void *site, const void *frame, ui
 /* Records. */
 /* The slot that holds record `ordinal` (its claim index): every lookup of a record by
  * ordinal goes through here, so how ordinals map to slots is decided in one place. */
-static inline struct ls_trace_record *ls_rec_slot(uint64_t ordinal) { return &ls_g.recs[ordinal]; }
+static inline struct ls_trace_record *ls_rec_slot(uint64_t ordinal) {
+  if (__builtin_expect(ls_g.ring, 0))
+    return &ls_g.recs[ordinal % ls_g.capacity];
+  return &ls_g.recs[ordinal];
+}
+/* The record of `ordinal` for a reader, or NULL while its slot (a ring's) holds another
+ * ordinal: not written yet, or overwritten. Readers look at its state only after this. */
+static inline struct ls_trace_record *ls_rec_live(uint64_t ordinal) {
+  struct ls_trace_record *r = ls_rec_slot(ordinal);
+  if (__builtin_expect(ls_g.ring, 0) && __atomic_load_n(&r->ordinal, __ATOMIC_ACQUIRE) != ordinal)
+    return NULL;
+  return r;
+}
+/* Ring only: lockstep's thread computes the floor after a tick (core.c) from these. */
+LS_HIDDEN uint64_t ls_index_floor(void); /* ordinal the index reads next; UINT64_MAX: none */
+LS_HIDDEN uint64_t ls_on_floor(void);    /* ... the side channel; UINT64_MAX: none */
 LS_HIDDEN uint64_t ls_rec_limit(void); /* min(nrecords, capacity) */
 LS_HIDDEN void ls_rec_set_flags(struct ls_trace_record *r, uint16_t f);
 LS_HIDDEN uint16_t ls_rec_flags(const struct ls_trace_record *r);

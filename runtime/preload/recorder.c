@@ -418,11 +418,14 @@ static int trace_open(void) {
    * stay below `backed`. */
   ls_g.fd = fd;
   ls_g.capacity = cap;
-  ls_g.backed = 0;
+  ls_g.ring = ls_cfg.ring;
+  ls_g.floor = 0;
+  ls_g.backed = 0; /* a ring's stays 0: every claim of a ring takes claim_slow */
   ls_g.reserve_failed = 0;
   ls_g.reserve_unsupported = 0;
   ls_g.map_size = size;
-  int fa = reserve_blocks(fd, 0, (off_t)rec_off);
+  /* A ring reuses its slots: the whole file at once, so no write can SIGBUS later. */
+  int fa = reserve_blocks(fd, 0, (off_t)(ls_g.ring ? size : rec_off));
   if (fa != 0) {
     if (fa == EOPNOTSUPP || fa == ENOSYS) {
       /* no reservation on this filesystem: the whole size at once, sparse */
@@ -446,7 +449,7 @@ static int trace_open(void) {
   }
   struct ls_trace_header *h = m;
   memcpy(h->magic, LS_TRACE_MAGIC, 8);
-  h->version = LS_TRACE_VERSION;
+  h->version = ls_g.ring ? LS_TRACE_VERSION_RING : LS_TRACE_VERSION;
   h->header_size = LS_TRACE_HEADER_SIZE;
   h->record_size = LS_TRACE_RECORD_SIZE;
   h->capacity = cap;
@@ -454,7 +457,7 @@ static int trace_open(void) {
   h->modules_offset = mod_off;
   h->records_offset = rec_off;
   h->pid = (int32_t)getpid();
-  h->flags = LS_TRACE_F_ASYNC_CHANGES;
+  h->flags = LS_TRACE_F_ASYNC_CHANGES | (ls_g.ring ? LS_TRACE_F_RING : 0u);
   h->launcher_rank = ls_cfg.launcher_rank;
   h->launcher_size = ls_cfg.launcher_size;
   h->timeout_ms = (uint32_t)(ls_cfg.timeout_ns / 1000000u);
@@ -468,6 +471,7 @@ static int trace_open(void) {
   if (n < 0)
     h->exe[0] = 0;
   ls_g.hdr = h;
+  ls_g.claims = ls_g.ring ? &ls_g.ring_claims : &h->nrecords;
   ls_g.recs = (struct ls_trace_record *)((char *)m + rec_off);
   ls_trace_reserve(LS_RESERVE_FIRST);
   unsigned napis = __atomic_load_n(&g_napis, __ATOMIC_ACQUIRE);
@@ -478,6 +482,8 @@ static int trace_open(void) {
 }
 
 int ls_trace_reserve(uint64_t upto) {
+  if (ls_g.ring)
+    return 0; /* reserved whole at creation */
   if (upto > ls_g.capacity)
     upto = ls_g.capacity;
   if (ls_g.reserve_unsupported) {
@@ -606,6 +612,7 @@ static void at_fork_child(void) {
   ls_g.hdr = NULL;
   ls_g.recs = NULL;
   ls_g.capacity = 0;
+  ls_g.ring = 0;
   ls_core_after_fork();
   tl_tid = 0;
   __atomic_store_n(&g_init, LS_INIT_NONE, __ATOMIC_RELEASE);
@@ -653,6 +660,8 @@ uint64_t ls_rec_limit(void) {
   if (!ls_g.hdr)
     return 0;
   uint64_t n = __atomic_load_n(&ls_g.hdr->nrecords, __ATOMIC_ACQUIRE);
+  if (ls_g.ring)
+    return n; /* every ordinal claimed has a slot (no drop takes one) */
   /* Never past the reserved blocks: on tmpfs even a read fault there needs a page,
    * and a full disk answers with SIGBUS. */
   uint64_t b = __atomic_load_n(&ls_g.backed, __ATOMIC_ACQUIRE);
@@ -662,7 +671,11 @@ uint64_t ls_rec_limit(void) {
 }
 
 struct ls_trace_record *ls_rec_at(uint64_t index) {
-  return ls_g.hdr && index < ls_g.capacity ? ls_rec_slot(index) : NULL;
+  if (!ls_g.hdr)
+    return NULL;
+  if (ls_g.ring)
+    return index < __atomic_load_n(&ls_g.hdr->nrecords, __ATOMIC_ACQUIRE) ? ls_rec_live(index) : NULL;
+  return index < ls_g.capacity ? ls_rec_slot(index) : NULL;
 }
 
 void ls_rec_set_flags(struct ls_trace_record *r, uint16_t f) {
@@ -677,7 +690,7 @@ uint16_t ls_rec_flags(const struct ls_trace_record *r) {
 static __attribute__((noinline)) struct ls_trace_record *claim_slow(uint64_t i, uint64_t *index);
 
 static inline struct ls_trace_record *claim(uint64_t *index) {
-  uint64_t i = __atomic_fetch_add(&ls_g.hdr->nrecords, 1, __ATOMIC_RELAXED);
+  uint64_t i = __atomic_fetch_add(ls_g.claims, 1, __ATOMIC_RELAXED);
   if (__builtin_expect(i >= __atomic_load_n(&ls_g.backed, __ATOMIC_ACQUIRE) || i + 1 >= ls_g.capacity, 0))
     return claim_slow(i, index);
   *index = i;
@@ -685,12 +698,45 @@ static inline struct ls_trace_record *claim(uint64_t *index) {
    * would otherwise wait for the lines (the watchdog faulted the page in, not the lines). */
   for (unsigned off = 0; off < sizeof(struct ls_trace_record); off += 64)
     __builtin_prefetch((const char *)&ls_g.recs[i + 1] + off, 1, 3);
-  return &ls_g.recs[i];
+  return &ls_g.recs[i]; /* not a ring (a ring's claims all take claim_slow): slot i */
 }
 
 struct ls_trace_record *ls_rec_claim(uint64_t *index) { return claim(index); }
 
+/* A ring's claim (claim() counted it in ls_g.ring_claims, not in nrecords: that path
+ * stays the same instructions as without a ring). A ring takes its ordinal here, by
+ * compare-and-swap, and only when slot n % capacity is free to reuse
+ * (its previous ordinal n - capacity below the readers' floor); otherwise the call is
+ * dropped without an ordinal, so the ordinals stay dense and every one gets its record
+ * (no reader waits on a hole). Never blocks: a full ring drops, counts, marks partial. */
+static struct ls_trace_record *claim_ring(uint64_t *index) {
+  uint64_t cap = ls_g.capacity, n = __atomic_load_n(&ls_g.hdr->nrecords, __ATOMIC_RELAXED), floor;
+  do {
+    floor = __atomic_load_n(&ls_g.floor, __ATOMIC_ACQUIRE);
+    if (n >= floor + cap) {
+      __atomic_fetch_add(&ls_g.hdr->dropped, 1, __ATOMIC_RELAXED);
+      if (!(__atomic_load_n(&ls_g.hdr->flags, __ATOMIC_RELAXED) & LS_TRACE_F_PARTIAL))
+        __atomic_fetch_or(&ls_g.hdr->flags, LS_TRACE_F_PARTIAL, __ATOMIC_RELEASE);
+      ls_core_wake();
+      return NULL;
+    }
+  } while (!__atomic_compare_exchange_n(&ls_g.hdr->nrecords, &n, n + 1, 1, __ATOMIC_RELAXED,
+                                        __ATOMIC_RELAXED));
+  if (n - floor >= cap / 2)
+    ls_core_wake(); /* half the ring ahead of the floor: a backed-off thread ticks now */
+  struct ls_trace_record *r = &ls_g.recs[n % cap];
+  /* Everything but the ordinal, which readers load (atomic) to tell whose the slot is:
+   * until the store below it still names the old ordinal, and no reader looks at that. */
+  memset(r, 0, offsetof(struct ls_trace_record, ordinal));
+  memset(r->reserved2, 0, sizeof r->reserved2);
+  __atomic_store_n(&r->ordinal, n, __ATOMIC_RELEASE);
+  *index = n;
+  return r;
+}
+
 static struct ls_trace_record *claim_slow(uint64_t i, uint64_t *index) {
+  if (ls_g.ring)
+    return claim_ring(index);
   /* The watchdog keeps blocks reserved ahead; a writer that outruns it reserves the
    * next stretch itself (as many slots again as are used, at most 4 chunks). */
   /* A reservation short of space succeeds with less than asked (it halves down), so
@@ -862,7 +908,9 @@ static void cover_group(uint64_t lo, uint64_t hi_excl, uint64_t group, int launc
     hi_excl = lim;
   int dev = launched && ls_dev_available();
   for (uint64_t i = lo; i < hi_excl; i++) {
-    struct ls_trace_record *r = ls_rec_slot(i);
+    struct ls_trace_record *r = ls_rec_live(i);
+    if (!r)
+      continue;
     /* State first (acquire): other threads may be writing their records right now;
      * ours in the range all returned before this outermost end was called. */
     if (__atomic_load_n(&r->state, __ATOMIC_ACQUIRE) != LS_REC_RETURNED || r->tid != me ||
@@ -888,8 +936,8 @@ static void cover_group(uint64_t lo, uint64_t hi_excl, uint64_t group, int launc
   for (unsigned k = 0; k < ns; k++) {
     uint32_t tag = ls_dev_cover(streams[k], lo, hi_excl ? hi_excl - 1 : 0, now);
     for (uint64_t i = lo; i < hi_excl; i++) {
-      struct ls_trace_record *r = ls_rec_slot(i);
-      if (__atomic_load_n(&r->state, __ATOMIC_ACQUIRE) != LS_REC_RETURNED || r->tid != me ||
+      struct ls_trace_record *r = ls_rec_live(i);
+      if (!r || __atomic_load_n(&r->state, __ATOMIC_ACQUIRE) != LS_REC_RETURNED || r->tid != me ||
           r->aux1 != group || r->seq == LS_NO_SEQ || r->rc != 0 || r->stream != streams[k] ||
           __atomic_load_n(&r->wtag, __ATOMIC_ACQUIRE) != LS_WTAG_PENDING)
         continue;

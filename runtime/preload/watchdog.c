@@ -27,7 +27,8 @@ static int blocked(uint64_t comm, uint64_t index) {
   for (unsigned k = 0; k < g_nblocked; k++) {
     if (g_blocked[k].comm != comm)
       continue;
-    if (g_blocked[k].index == index || ls_rec_pending(ls_rec_slot(g_blocked[k].index)) > 0)
+    const struct ls_trace_record *b = ls_rec_live(g_blocked[k].index);
+    if (g_blocked[k].index == index || (b && ls_rec_pending(b) > 0))
       return 1;
     g_blocked[k] = g_blocked[--g_nblocked];
     return 0;
@@ -50,8 +51,12 @@ static const char *api_name(uint16_t api) {
 static int64_t last_completed(uint64_t comm) {
   int64_t best = -1;
   uint64_t lim = ls_rec_limit();
-  for (uint64_t i = 0; i < lim; i++) {
-    const struct ls_trace_record *r = ls_rec_slot(i);
+  /* a ring: from its floor (lockstep's thread sets it, and this is that thread), as
+   * the slots below may be in reuse */
+  for (uint64_t i = ls_g.ring ? __atomic_load_n(&ls_g.floor, __ATOMIC_ACQUIRE) : 0; i < lim; i++) {
+    const struct ls_trace_record *r = ls_rec_live(i);
+    if (!r)
+      continue;
     /* Returned records only: an application thread may be writing the others (a new
      * communicator's id is patched in after the call). */
     if (__atomic_load_n(&r->state, __ATOMIC_ACQUIRE) != LS_REC_RETURNED)
@@ -177,8 +182,8 @@ static void watchdog_tick(struct ls_tick *t) {
   uint64_t end = lim - i > LS_SCAN_WINDOW ? i + LS_SCAN_WINDOW : lim;
   int polled = 0;
   for (; i < end; i++) {
-    struct ls_trace_record *r = ls_rec_slot(i);
-    if (ls_rec_pending(r) <= 0)
+    struct ls_trace_record *r = ls_rec_live(i);
+    if (!r || ls_rec_pending(r) <= 0)
       continue;
     if (blocked(r->comm_id, i))
       continue;

@@ -77,7 +77,7 @@ static cJSON *record_json(const struct ls_apidb *db, struct ls_symbolizer *sym, 
   const struct ls_trace_record *r = &t->records[index];
   unsigned kind = ls_trace_api_kind(t, r);
   cJSON *o = cJSON_CreateObject();
-  ls_json_add_u64(o, "index", index);
+  ls_json_add_u64(o, "index", t->first + index); /* the ordinal: a ring's start past 0 */
   cJSON_AddStringToObject(o, "state", r->state == LS_REC_ENTERED ? "entered" : "returned");
   cJSON_AddStringToObject(o, "api", ls_trace_api_name(t, r));
   cJSON_AddStringToObject(o, "kind", ls_kind_name(kind));
@@ -214,6 +214,11 @@ static cJSON *export_json(const struct ls_trace_set *set, const struct ls_apidb 
     ls_json_add_u64(ho, "capacity", h->capacity);
     ls_json_add_u64(ho, "nrecords", h->nrecords);
     cJSON_AddBoolToObject(ho, "partial", t->partial);
+    if (h->flags & LS_TRACE_F_RING) { /* only there: other traces' exports stay as they were */
+      cJSON_AddBoolToObject(ho, "ring", 1);
+      ls_json_add_u64(ho, "overwritten", t->first);
+      ls_json_add_u64(ho, "dropped", t->dropped);
+    }
     cJSON_AddNumberToObject(ho, "pid", h->pid);
     cJSON_AddNumberToObject(ho, "launcher_rank", h->launcher_rank);
     cJSON_AddNumberToObject(ho, "launcher_size", h->launcher_size);

@@ -211,9 +211,13 @@ static int validate(struct ls_trace *t, char *err, size_t errlen) {
     return fail(err, errlen, "offset %zu: truncated inside the %u-byte header", t->size, LS_TRACE_HEADER_SIZE);
   const struct ls_trace_header *h = (const struct ls_trace_header *)t->data;
   t->hdr = h;
-  if (h->version != LS_TRACE_VERSION && h->version != 1)
+  int ring = h->version == LS_TRACE_VERSION_RING;
+  if (h->version != LS_TRACE_VERSION && h->version != 1 && !ring)
     return fail(err, errlen, "offset %lu: unsupported trace version %u (this lockstep reads versions 1 to %u)",
-                HOFF(version), h->version, LS_TRACE_VERSION);
+                HOFF(version), h->version, LS_TRACE_VERSION_RING);
+  if (ring != !!(h->flags & LS_TRACE_F_RING))
+    return fail(err, errlen, "offset %lu: version %u with the ring flag %s", HOFF(flags), h->version,
+                ring ? "clear" : "set");
   if (h->header_size != LS_TRACE_HEADER_SIZE)
     return fail(err, errlen, "offset %lu: header size %u, expected %u", HOFF(header_size), h->header_size,
                 LS_TRACE_HEADER_SIZE);
@@ -278,6 +282,8 @@ static int validate(struct ls_trace *t, char *err, size_t errlen) {
     beyond = claimed - infile;
     claimed = infile;
   }
+  if (ring && cap == 0)
+    return fail(err, errlen, "offset %lu: a ring trace with no slots", HOFF(capacity));
   uint64_t need = h->version == 1 ? cap : claimed;
   if (roff + need * rsz > t->size)
     return fail(err, errlen,
@@ -309,7 +315,27 @@ static int validate(struct ls_trace *t, char *err, size_t errlen) {
 
   t->nrecords = claimed;
   const unsigned char *rbytes = t->rec_base ? t->rec_base : t->data + roff;
-  if (rsz == LS_TRACE_RECORD_SIZE) {
+  if (ring) {
+    /* Version 3: laid out by ordinal, oldest first, from the lowest live one; a slot
+     * that names another ordinal was never written (the process died claiming it). */
+    t->first = h->nrecords > cap ? h->nrecords - cap : 0;
+    struct ls_trace_record *v = calloc(t->nrecords ? t->nrecords : 1, sizeof *v);
+    if (!v)
+      return fail(err, errlen, "out of memory reading %llu ring records", (unsigned long long)t->nrecords);
+    for (uint64_t i = 0; i < t->nrecords; i++) {
+      const struct ls_trace_record *x = (const struct ls_trace_record *)(rbytes + ((t->first + i) % cap) * rsz);
+      if (x->ordinal == t->first + i)
+        v[i] = *x;
+    }
+    t->converted = v;
+    t->records = v;
+    if (t->rec_mapped) {
+      munmap(t->rec_map, t->rec_mapped);
+      t->rec_map = NULL;
+      t->rec_base = NULL;
+      t->rec_mapped = 0;
+    }
+  } else if (rsz == LS_TRACE_RECORD_SIZE) {
     t->records = (const struct ls_trace_record *)rbytes;
   } else {
     /* Version 1: each record is the prefix of today's; the rest (callers) stays 0. */
@@ -327,7 +353,7 @@ static int validate(struct ls_trace *t, char *err, size_t errlen) {
       t->rec_mapped = 0;
     }
   }
-  t->dropped = (h->nrecords > cap ? h->nrecords - cap : 0) + beyond;
+  t->dropped = ring ? h->dropped : (h->nrecords > cap ? h->nrecords - cap : 0) + beyond;
   t->partial = (h->flags & LS_TRACE_F_PARTIAL) || t->dropped;
   t->checked_from = t->nrecords;
   return 0;
@@ -437,6 +463,9 @@ static void load_index(struct ls_trace *t) {
     snprintf(why, wl, "not an index this lockstep reads (version %u)", h.version);
   else if (h.pid != t->hdr->pid || h.t0_realtime_ns != t->hdr->t0_realtime_ns)
     snprintf(why, wl, "written for another process (pid %d)", h.pid);
+  else if (t->first)
+    snprintf(why, wl, "not used: a ring trace whose %llu oldest calls were overwritten",
+             (unsigned long long)t->first);
   else if (h.current != 1 && h.current != 2)
     why[0] = 0; /* created, nothing indexed yet (a process killed early): as without one */
   else if (read_snapshot(fd, (size_t)st.st_size, &h, h.current - 1, t, why, wl) != 0) {

@@ -29,6 +29,9 @@ struct ls_trace {
   const struct ls_trace_record *records; /* nrecords valid slots (today's layout) */
   struct ls_trace_record *converted;     /* owns records when the file's version is older */
   uint64_t nrecords;  /* min(hdr->nrecords, hdr->capacity) */
+  /* A ring trace (version 3): records[i] is ordinal first + i; the ordinals below first
+   * were overwritten (0 when none was, and for every other trace). */
+  uint64_t first;
   int partial;        /* records were dropped (flag set, or more claimed than stored) */
   uint64_t dropped;   /* hdr->nrecords - capacity when positive */
   uint64_t unwritten; /* claimed slots (below nrecords) still LS_REC_FREE: never written */

@@ -88,12 +88,15 @@ int main(int argc, char **argv) {
   if (size < LS_TRACE_HEADER_SIZE)
     return bad(path, "shorter than a header");
   const struct ls_trace_header *h = (const void *)m;
-  if (memcmp(h->magic, LS_TRACE_MAGIC, 8) || h->version != LS_TRACE_VERSION ||
+  int ring = h->version == LS_TRACE_VERSION_RING && (h->flags & LS_TRACE_F_RING) && h->capacity;
+  if (memcmp(h->magic, LS_TRACE_MAGIC, 8) || (h->version != LS_TRACE_VERSION && !ring) ||
       h->record_size != LS_TRACE_RECORD_SIZE || h->header_size != LS_TRACE_HEADER_SIZE)
     return bad(path, "not a lockstep trace (magic/version/sizes)");
   /* the file grows with its records: the claimed ones must be in it, but for those
    * dropped on a full disk (partial) */
   uint64_t n = h->nrecords < h->capacity ? h->nrecords : h->capacity;
+  /* a ring: ordinals [first, nrecords) are live, ordinal o in slot o % capacity */
+  uint64_t first = ring && h->nrecords > h->capacity ? h->nrecords - h->capacity : 0;
   uint64_t infile = size > h->records_offset ? (size - h->records_offset) / LS_TRACE_RECORD_SIZE : 0;
   if (n > infile && (h->flags & LS_TRACE_F_PARTIAL))
     n = infile;
@@ -106,6 +109,8 @@ int main(int argc, char **argv) {
          h->pid, h->launcher_rank, h->launcher_size, h->napis, h->nmodules, h->nrecords,
          h->capacity, h->flags, names(h->flags, hdr_flag_names, 3, fb, sizeof fb), h->timeout_ms,
          h->hostname);
+  if (ring)
+    printf("ring first=%" PRIu64 " dropped=%" PRIu64 "\n", first, h->dropped);
   for (uint32_t i = 0; i < h->napis; i++)
     printf("api %u %s kind=%u family=%u op_class=%u\n", i, apis[i].name, apis[i].kind,
            apis[i].family, apis[i].op_class);
@@ -113,12 +118,20 @@ int main(int argc, char **argv) {
   for (uint32_t i = 0; i < h->nmodules && i < LS_TRACE_MAX_MODULES; i++)
     printf("module %u base=0x%" PRIx64 " start=0x%" PRIx64 " end=0x%" PRIx64 " path=%s\n", i,
            mods[i].base, mods[i].start, mods[i].end, mods[i].path);
-  const struct ls_trace_record *r = (const void *)(m + h->records_offset);
+  const struct ls_trace_record *slots = (const void *)(m + h->records_offset);
+  struct ls_trace_record *r = calloc(n ? n : 1, sizeof *r); /* by ordinal - first */
+  if (!r)
+    return bad(path, "out of memory");
+  for (uint64_t i = 0; i < n; i++) {
+    const struct ls_trace_record *x = &slots[ring ? (first + i) % h->capacity : i];
+    if (!ring || x->ordinal == first + i)
+      r[i] = *x; /* else not written: state 0 */
+  }
   for (uint64_t i = 0; i < n; i++) {
     if (r[i].state > LS_REC_RETURNED)
       return bad(path, "record with an invalid state");
     if (r[i].state == LS_REC_FREE) {
-      printf("rec %" PRIu64 " state=0\n", i);
+      printf("rec %" PRIu64 " state=0\n", first + i);
       continue;
     }
     if (r[i].api >= h->napis)
@@ -132,12 +145,13 @@ int main(int argc, char **argv) {
            " dtype=%d redop=%d rp=%d rc=%d depth=%d rank=%d size=%d tid=%u flags=0x%x fl=%s"
            " enter=%" PRIu64 " exit=%" PRIu64 " complete=%" PRIu64 " site=0x%" PRIx64
            " stream=0x%" PRIx64 " aux0=%" PRIu64 " aux1=%" PRIu64 "\n",
-           i, r[i].state, apis[r[i].api].name, r[i].comm_id, seq, r[i].count, r[i].dtype,
+           first + i, r[i].state, apis[r[i].api].name, r[i].comm_id, seq, r[i].count, r[i].dtype,
            r[i].redop, r[i].root_or_peer, r[i].rc, r[i].group_depth, r[i].comm_rank,
            r[i].comm_size, r[i].tid, r[i].flags,
            names(r[i].flags, rec_flag_names, 7, fb, sizeof fb), r[i].t_enter_ns, r[i].t_exit_ns,
            r[i].t_complete_ns, r[i].site_pc, r[i].stream, r[i].aux0, r[i].aux1);
   }
+  free(r);
   free(m);
   /* A dump cut short (a full disk) must not pass for a whole one. */
   if (fflush(stdout) != 0 || ferror(stdout))

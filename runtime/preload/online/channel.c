@@ -227,27 +227,42 @@ static void publish_status(struct ls_online_comm *oc, uint32_t flags) {
 
 static void tick_locked(int idle);
 
+/* The ordinal the channel reads next, for a ring's floor (core.c); UINT64_MAX while it
+ * reads nothing. */
+static uint64_t g_floor_pos = UINT64_MAX;
+uint64_t ls_on_floor(void) { return __atomic_load_n(&g_floor_pos, __ATOMIC_ACQUIRE); }
+
 static void online_tick(struct ls_tick *t) {
   int idle = ls_tick_idle(t);
   pthread_mutex_lock(&ls_on.lock);
-  if (ls_on_enabled() && ls_g.hdr)
+  int on = ls_on_enabled() && ls_g.hdr;
+  if (on)
     tick_locked(idle);
+  __atomic_store_n(&g_floor_pos, on ? g_published : UINT64_MAX, __ATOMIC_RELEASE);
   pthread_mutex_unlock(&ls_on.lock);
 }
 
 static void tick_locked(int idle) {
   uint64_t lim = ls_rec_limit();
+  /* A ring reused the slots below its floor: calls the channel never saw (it started
+   * after the ring came round) are gone. */
+  uint64_t floor = ls_g.ring ? __atomic_load_n(&ls_g.floor, __ATOMIC_ACQUIRE) : 0;
+  if (g_published < floor)
+    g_published = floor;
   while (g_published < lim) {
     int paused = ls_on_paused_at(g_published);
-    const struct ls_trace_record *r = ls_rec_slot(g_published);
-    uint32_t st = __atomic_load_n(&r->state, __ATOMIC_ACQUIRE);
+    const struct ls_trace_record *r = ls_rec_live(g_published);
+    uint32_t st = r ? __atomic_load_n(&r->state, __ATOMIC_ACQUIRE) : LS_REC_FREE;
+    if (!r)
+      break; /* a ring's slot still naming an older ordinal: being written */
     if (st == LS_REC_FREE) {
       /* being written: next tick; dropped for lack of disk space: skip it after ~1 s */
       if (g_free_index != g_published) {
         g_free_index = g_published;
         g_free_ticks = 0;
       }
-      if (++g_free_ticks < 100)
+      /* (never in a ring: no call is dropped there after taking its ordinal) */
+      if (++g_free_ticks < 100 || ls_g.ring)
         break;
     }
     uint64_t index = g_published++;
@@ -359,6 +374,7 @@ static void online_after_fork(void) {
   pthread_mutex_init(&ls_on.lock, NULL);
   ls_on.ncomms = 0; /* the parent's mappings stay mapped but unused */
   g_published = 0;
+  g_floor_pos = UINT64_MAX;
   g_last_seq_index = 0;
   ls_on_pause_after_fork();
 }

@@ -117,8 +117,10 @@ static void check_skip(struct ls_online_comm *oc, int p, unsigned slot, uint64_t
   struct ls_fp mine;
   if (!ls_on_my_fp(oc, st.ncoll, &mine) || mine.index >= ls_rec_limit())
     return;
-  const struct ls_trace_record *r = ls_rec_slot(mine.index);
-  if (ls_rec_pending(r) <= 0 || now - r->t_enter_ns <= ls_cfg.skip_ns)
+  if (ls_g.ring && mine.index < __atomic_load_n(&ls_g.floor, __ATOMIC_ACQUIRE))
+    return; /* below a ring's floor: done (and its slot may be in reuse) */
+  const struct ls_trace_record *r = ls_rec_live(mine.index);
+  if (!r || ls_rec_pending(r) <= 0 || now - r->t_enter_ns <= ls_cfg.skip_ns)
     return; /* done, or not waiting long enough to ask */
   /* (a pid is only worth asking about on this host) */
   int exited = (st.flags & ST_EXITED) ||
