@@ -128,14 +128,18 @@ int main(int argc, char **argv) {
       r[i] = *x; /* else not written: state 0 */
   }
   for (uint64_t i = 0; i < n; i++) {
-    if (r[i].state > LS_REC_RETURNED)
+    if (r[i].state > LS_REC_RETURNED) {
+      free(r);
       return bad(path, "record with an invalid state");
+    }
     if (r[i].state == LS_REC_FREE) {
       printf("rec %" PRIu64 " state=0\n", first + i);
       continue;
     }
-    if (r[i].api >= h->napis)
+    if (r[i].api >= h->napis) {
+      free(r);
       return bad(path, "record with an api id outside the table");
+    }
     char seq[32];
     if (r[i].seq == LS_NO_SEQ)
       snprintf(seq, sizeof seq, "-");
