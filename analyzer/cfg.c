@@ -37,6 +37,9 @@ struct builder {
   struct try_ctx *tries; size_t ntries, captries; /* enclosing trys, innermost last */
   ls_block *sw;   /* dispatch block of the innermost switch */
   int sw_default;
+  /* locals written in the body: forkv[i] whether every write stores a fork_like result
+   * (found at the first test of a value against 0; nforkv -1: not yet) */
+  const ls_entity **forkk; unsigned char *forkv; int nforkv, capforkv;
 };
 
 static ls_block *new_block(struct builder *b) {
@@ -142,6 +145,7 @@ static int is_noreturn_call(const ls_node *n) {
 static void stmt(struct builder *b, ls_node *n);
 static void cond(struct builder *b, ls_node *c, ls_block *t, ls_block *f);
 
+
 /* clang_isStatement / clang_isExpression as libclang defines them, without a library call
  * per node */
 static int is_stmt(enum CXCursorKind k) { return k >= CXCursor_FirstStmt && k <= CXCursor_LastStmt; }
@@ -152,6 +156,99 @@ static ls_node *unwrap(ls_node *n) {
          n->kids[0] && !is_stmt(n->kids[0]->kind))
     n = n->kids[0];
   return n;
+}
+
+/* ---- the child side of fork(): no rank runs it ----
+ * A fork_like call (rules/host.json: fork, vfork) returns 0 in a new process that is not
+ * one of the job's ranks: its exit does not leave the collective sequence, and what it runs
+ * (usually an exec) is no rank's. A branch that tests such a result against 0 therefore
+ * keeps only its parent side. The value is the call itself, an assignment of it, or a local
+ * every write of which (its initializer included) stores a fork_like call's result and whose
+ * address is never taken: a local that may hold something else may be 0 for another reason. */
+static int is_fork_call(const ls_node *n) {
+  n = ls_strip_casts((ls_node *)n);
+  return n && n->kind == CXCursor_CallExpr && n->ent && n->ent->rule_fork;
+}
+
+static void fork_note(struct builder *b, const ls_entity *e, int ok) {
+  if (!e || e->kind != LS_ENT_VAR)
+    return;
+  for (int i = 0; i < b->nforkv; i++)
+    if (b->forkk[i] == e) {
+      b->forkv[i] &= (unsigned char)ok;
+      return;
+    }
+  if (b->nforkv == b->capforkv) {
+    b->capforkv = b->capforkv ? 2 * b->capforkv : 8;
+    b->forkk = ls_xrealloc(b->forkk, (size_t)b->capforkv * sizeof *b->forkk);
+    b->forkv = ls_xrealloc(b->forkv, (size_t)b->capforkv);
+  }
+  b->forkk[b->nforkv] = e;
+  b->forkv[b->nforkv++] = (unsigned char)ok;
+}
+
+static void fork_scan(struct builder *b, ls_node *n, int *any) {
+  if (!n)
+    return;
+  if (n->kind == CXCursor_CallExpr && n->ent && n->ent->rule_fork)
+    *any = 1;
+  if (n->kind == CXCursor_VarDecl && n->nkids && is_expr(n->kids[n->nkids - 1]->kind))
+    fork_note(b, n->ent, is_fork_call(n->kids[n->nkids - 1]));
+  else if (n->kind == CXCursor_BinaryOperator && n->op == CXBinaryOperator_Assign && n->nkids == 2) {
+    ls_node *l = ls_strip_casts(n->kids[0]);
+    if (l && l->kind == CXCursor_DeclRefExpr)
+      fork_note(b, l->ent, is_fork_call(n->kids[1]));
+  } else if ((n->kind == CXCursor_CompoundAssignOperator && n->nkids == 2) || ls_unary_may_write(n)) {
+    ls_node *l = ls_strip_casts(n->kids[0]);
+    if (l && l->kind == CXCursor_DeclRefExpr)
+      fork_note(b, l->ent, 0);
+  }
+  for (unsigned i = 0; i < n->nkids; i++)
+    fork_scan(b, n->kids[i], any);
+}
+
+static int fork_value(struct builder *b, ls_node *x) {
+  x = ls_strip_casts(x);
+  if (!x)
+    return 0;
+  if (x->kind == CXCursor_BinaryOperator && x->op == CXBinaryOperator_Assign && x->nkids == 2)
+    return is_fork_call(x->kids[1]); /* (pid = fork()) */
+  if (x->kind == CXCursor_CallExpr)
+    return is_fork_call(x);
+  if (x->kind != CXCursor_DeclRefExpr || !x->ent || x->ent->kind != LS_ENT_VAR)
+    return 0;
+  if (b->nforkv < 0) {
+    int any = 0;
+    b->nforkv = 0;
+    fork_scan(b, b->f->body, &any);
+    if (!any)
+      b->nforkv = 0; /* no fork_like call: no local holds one's result */
+  }
+  for (int i = 0; i < b->nforkv; i++)
+    if (b->forkk[i] == x->ent)
+      return b->forkv[i];
+  return 0;
+}
+
+static int is_zero(const ls_node *n) {
+  n = ls_strip_casts((ls_node *)n);
+  return n && n->ilit && n->ival == 0;
+}
+
+/* Which side of condition c runs in a fork_like call's child: 0 the true side (pid == 0),
+ * 1 the false side (pid != 0, pid), -1 neither */
+static int fork_child_side(struct builder *b, ls_node *c) {
+  c = ls_strip_casts(c);
+  if (!c)
+    return -1;
+  if (c->kind == CXCursor_BinaryOperator && c->nkids == 2 &&
+      (c->op == CXBinaryOperator_EQ || c->op == CXBinaryOperator_NE)) {
+    ls_node *x = is_zero(c->kids[1]) ? c->kids[0] : is_zero(c->kids[0]) ? c->kids[1] : NULL;
+    if (!x || !fork_value(b, x))
+      return -1;
+    return c->op == CXBinaryOperator_EQ ? 0 : 1;
+  }
+  return fork_value(b, c) ? 1 : -1;
 }
 
 static void expr(struct builder *b, ls_node *n) {
@@ -268,6 +365,13 @@ static void cond(struct builder *b, ls_node *c, ls_block *t, ls_block *f) {
   }
   if (!c || c->ilit) { /* constant: while (1), do { } while (0), for (;;) */
     edge(b, cur(b), !c || c->ival ? t : f);
+    b->cur = NULL;
+    return;
+  }
+  int child = fork_child_side(b, c);
+  if (child >= 0) { /* the ranks go on in the parent */
+    expr(b, c);
+    edge(b, cur(b), child ? t : f);
     b->cur = NULL;
     return;
   }
@@ -432,7 +536,10 @@ static void stmt(struct builder *b, ls_node *n) {
   case CXCursor_DefaultStmt: {
     ls_block *k = new_block(b);
     edge(b, b->cur, k); /* fall-through from the previous case */
-    edge(b, b->sw, k);
+    /* case 0 of a fork_like result: the child's, no rank jumps there */
+    if (!(n->kind == CXCursor_CaseStmt && n->nkids >= 2 && is_zero(n->kids[0]) && b->sw->cond &&
+          fork_value(b, b->sw->cond)))
+      edge(b, b->sw, k);
     if (n->kind == CXCursor_DefaultStmt)
       b->sw_default = 1;
     b->cur = k;
@@ -524,7 +631,7 @@ static void stmt(struct builder *b, ls_node *n) {
 }
 
 void ls_cfg_build(ls_program *p, ls_func *f) {
-  struct builder b = {.p = p, .f = f};
+  struct builder b = {.p = p, .f = f, .nforkv = -1};
   f->throws = NULL;
   f->entry = new_block(&b);
   f->exit = new_block(&b);
@@ -546,6 +653,8 @@ void ls_cfg_build(ls_program *p, ls_func *f) {
   free(b.labels);
   free(b.dtors.v);
   free(b.tries);
+  free(b.forkk);
+  free(b.forkv);
   forward_order(p, f);
 }
 

@@ -35,6 +35,7 @@ typedef struct ls_entity {
   struct ls_func *def;
   const ls_rule_fn *rule;
   int rule_noreturn;
+  int rule_fork;            /* rules `fork_like`: returns 0 in a new child process */
   unsigned src;             /* rules sources naming this function (LS_SRC_*), found once */
   const ls_rule_flow *flow; /* value_flows entry: how a library call moves data (snprintf) */
   const ls_origin *ret_taint;

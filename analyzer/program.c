@@ -109,6 +109,8 @@ ls_entity *ls_entity_get(ls_program *p, const char *key, const char *name, enum 
       if (p->rules->wrappers[i].as && qualified_is(p->rules->wrappers[i].name, e->key, e->name))
         e->rule = &p->rules->wrappers[i];
     e->rule_noreturn = ls_rules_noreturn(p->rules, e->name);
+    for (int i = 0; i < p->rules->nfork_like; i++)
+      e->rule_fork |= !strcmp(p->rules->fork_like[i], e->name);
     e->flow = ls_rules_flow(p->rules, e->name);
     for (int i = 0; i < p->rules->nsrcs; i++) {
       const ls_rule_src *s = &p->rules->srcs[i];

@@ -683,10 +683,12 @@ int ls_rules_load(ls_rules *r, ls_arena *a, const char *path) {
   }
   /* `allocators`: calls whose NULL result means the allocation failed; `assert_handlers`: what
    * a failed assert() calls; `status_prefixes`: names of an API's calls that return its status
-   * (lint's errpath.c, all three) */
+   * (lint's errpath.c, all three); `fork_like`: calls that return 0 in a new child process
+   * (lint's cfg.c) */
   if (str_list(a, &c, root, "allocators", &r->allocators, &r->nallocators) ||
       str_list(a, &c, root, "assert_handlers", &r->assert_handlers, &r->nassert_handlers) ||
-      str_list(a, &c, root, "status_prefixes", &r->status_prefixes, &r->nstatus_prefixes))
+      str_list(a, &c, root, "status_prefixes", &r->status_prefixes, &r->nstatus_prefixes) ||
+      str_list(a, &c, root, "fork_like", &r->fork_like, &r->nfork_like))
     goto out;
   /* `pending`: the result that means "not finished yet" (lint's checks/contracts.c); several
    * files may each name one */

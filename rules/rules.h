@@ -122,6 +122,7 @@ typedef struct ls_rules {
   const char **allocators; int nallocators; /* `allocators`: a NULL result is a failure (malloc) */
   const char **assert_handlers; int nassert_handlers; /* what a failed assert() calls (__assert_fail) */
   const char **status_prefixes; int nstatus_prefixes; /* an API's status-returning calls (MPI_) */
+  const char **fork_like; int nfork_like; /* calls whose 0 result is a new child process (fork) */
   /* top-level `nonblocking` (lint's checks/nonblocking.c): a config whose field `nb_field` holds
    * `nb_value` makes a non-blocking communicator; a null config inherits from `comm` */
   const char *nb_field; long long nb_value; int nb_null_inherits;
