@@ -17,6 +17,7 @@
 #include "split_comm.h"
 #include "xalloc.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -694,42 +695,99 @@ static int resplit_in(ls_func *f, const ls_entity *e, const ls_entity *h) {
  * every member of the new E, so a value computed only from values uniform per E, under
  * branches whose conditions are uniform per E (P included), is the same on all of E's members
  * even where it differs across the world (recursive bisection's bounds). A branch or loop on
- * such values whose collectives all go to E does not divide E. Greatest fixed point: a local
- * stays uniform per E until one of its writes reads a rank value that is not, is under a
- * branch that is not, or hands its address to a call. */
+ * such values whose collectives all go to E does not divide E. What a collective delivers the
+ * same to every rank (rules' uniform_sources: MPI_Allreduce, MPI_Bcast, MPI_Allgather) on E is
+ * uniform per E too (the members of a later E are members of the earlier one); a prefix
+ * (MPI_Scan) or a result on another communicator is not. Greatest fixed point over the writes
+ * of the locals: a write stays uniform per E until it reads a rank value that is not, is under
+ * a branch that is not, or is a collective's delivery that is not; a read sees the writes
+ * that reach it (`for (dim = 0; ...)` after `dim = dim_select;`). A local whose address is
+ * handed to a call other than as a collective's send buffer, or that is written through a
+ * pointer or inside a lambda, is not uniform anywhere. */
+struct uwrite {
+  ls_block *k;
+  int item;           /* k->items index; k->nitems: k's condition */
+  int var;            /* index in uctx.u */
+  ls_node *rhs;       /* the value written; NULL: none to read (a delivery, ++) */
+  unsigned self : 1;  /* reads the local's own value too (`+=`, `++`) */
+  unsigned coll : 1;  /* a collective delivers it: uniform per E */
+  unsigned ok : 1;
+};
 struct uctx {
   ls_program *p;
   ls_func *f;
   ls_block *pbranch;  /* the branch whose arms set the color (NULL: the color is the predicate) */
   ls_node *color;
-  ls_entity **u;      /* locals held uniform per E */
-  char *ok;
+  ls_entity *comm;    /* E */
+  ls_entity **u;      /* the rank-dependent locals of f, judged per E */
+  char *bad;          /* by local: not uniform anywhere */
   int nu, maxid;
+  struct uwrite *w;
+  int nw, capw;
+  int *first;         /* by block id: its first write (writes are in block, then item order) */
+  int W;              /* words of a reaching-writes set */
+  uint64_t *in, *st;  /* the writes that reach each block's entry; scratch */
   char *cd;           /* cd[k * (maxid + 1) + b]: block k is directly control dependent on b */
   char *seen;
 };
 
 static int u_index(const struct uctx *x, const ls_entity *e) {
-  for (int i = 0; i < x->nu; i++)
+  for (int i = 0; e && i < x->nu; i++)
     if (x->u[i] == e)
       return i;
   return -1;
 }
 
-static int u_expr(struct uctx *x, ls_node *n) {
+/* what item j of block k (j == nitems: its condition) does to the reaching writes st */
+static void u_item(const struct uctx *x, const ls_block *k, int j, uint64_t *st, int kill) {
+  for (int a = x->first[k->id]; a < x->nw && x->w[a].k == k; a++) {
+    if (x->w[a].item != j)
+      continue;
+    for (int b = 0; kill && b < x->nw; b++)
+      if (x->w[b].var == x->w[a].var && b != a)
+        st[b / 64] &= ~(1ull << (b % 64));
+  }
+  for (int a = x->first[k->id]; a < x->nw && x->w[a].k == k; a++)
+    if (x->w[a].item == j)
+      st[a / 64] |= 1ull << (a % 64);
+}
+
+static void u_step(void *ctx, ls_block *k, uint64_t *st) {
+  const struct uctx *x = ctx;
+  for (int j = 0; j <= k->nitems; j++)
+    u_item(x, k, j, st, 1);
+}
+
+/* local i as read in item j of block k: every write that may reach it there is uniform per E
+ * (those of item j itself included: `b = (a = me, a)`) */
+static int u_reach(struct uctx *x, int i, const ls_block *k, int j) {
+  if (x->bad[i])
+    return 0;
+  memcpy(x->st, &x->in[(size_t)k->id * (size_t)x->W], (size_t)x->W * sizeof *x->st);
+  for (int t = 0; t < j; t++)
+    u_item(x, k, t, x->st, 1);
+  u_item(x, k, j, x->st, 0);
+  for (int a = 0; a < x->nw; a++)
+    if (x->w[a].var == i && (x->st[a / 64] >> (a % 64) & 1) && !x->w[a].ok)
+      return 0;
+  return 1;
+}
+
+static int u_expr(struct uctx *x, ls_node *n, const ls_block *k, int j) {
   n = ls_strip_casts(n);
   if (!n)
     return 1;
   if (n->kind == CXCursor_DeclRefExpr && n->ent && n->ent->kind == LS_ENT_VAR && n->ent->taint) {
     int i = u_index(x, n->ent);
-    return i >= 0 && x->ok[i];
+    return i >= 0 && u_reach(x, i, k, j);
   }
   if (!ls_expr_taint(x->p, NULL, n))
     return 1;
-  if (n->kind == CXCursor_CallExpr || n->kind == CXCursor_DeclRefExpr)
+  /* a field's fact is every object's: `medme.prochi = me` makes any `.prochi` rank-dependent */
+  if (n->kind == CXCursor_CallExpr || n->kind == CXCursor_DeclRefExpr || n->kind == CXCursor_MemberRefExpr)
     return 0;
   for (unsigned i = 0; i < n->nkids; i++)
-    if (!u_expr(x, n->kids[i]))
+    if (!u_expr(x, n->kids[i], k, j))
       return 0;
   return 1;
 }
@@ -737,7 +795,7 @@ static int u_expr(struct uctx *x, ls_node *n) {
 static int u_branch(struct uctx *x, ls_block *b) {
   if (b == x->pbranch || (!x->pbranch && of_color(x->p, x->f, b->cond, x->color)))
     return 1;
-  return !b->cond_taint || u_expr(x, b->cond);
+  return !b->cond_taint || u_expr(x, b->cond, b, b->nitems);
 }
 
 /* block k runs on all of E's members or on none: every branch it depends on is uniform per E */
@@ -754,36 +812,84 @@ static int u_block(struct uctx *x, ls_block *k) {
   return 1;
 }
 
-static void u_writes(struct uctx *x, ls_block *k, ls_node *n, int *changed) {
+static void u_add(struct uctx *x, ls_block *k, int j, int var, ls_node *rhs, int self, int coll) {
+  if (x->nw == x->capw) {
+    x->capw = x->capw ? 2 * x->capw : 64;
+    x->w = ls_xrealloc(x->w, (size_t)x->capw * sizeof *x->w);
+  }
+  x->w[x->nw++] = (struct uwrite){k, j, var, rhs, (unsigned)self, (unsigned)coll, 1};
+}
+
+static ls_entity *coll_comm(ls_node *c);
+
+/* argument i of collective c delivers the same value to every rank of its communicator */
+static int delivers_uniform(const ls_program *p, const ls_node *c, int i) {
+  for (int s = 0; c->text && s < p->rules->nsrcs; s++) {
+    const ls_rule_src *r = &p->rules->srcs[s];
+    if (r->uniform && r->out_arg == i && !strcmp(r->call, c->text))
+      return 1;
+  }
+  return 0;
+}
+
+/* the writes of the judged locals under n (item j of block k) */
+static void u_collect(struct uctx *x, ls_block *k, int j, ls_node *n, int in_lambda) {
   if (!n)
     return;
-  ls_entity *t = NULL;
-  ls_node *rhs = NULL;
-  int level = 0, bad = 0;
-  if (n->kind == CXCursor_VarDecl) {
-    t = n->ent;
-    rhs = n->nkids ? n->kids[n->nkids - 1] : NULL;
-  } else if ((n->kind == CXCursor_BinaryOperator && n->op == CXBinaryOperator_Assign) ||
-             n->kind == CXCursor_CompoundAssignOperator) {
-    if (n->nkids == 2) {
-      t = ls_target_of(n->kids[0], &level);
-      rhs = n->kids[1];
+  int level = 0, i;
+  switch (n->kind) {
+  case CXCursor_LambdaExpr: /* runs where it is called, not here */
+    in_lambda = 1;
+    break;
+  case CXCursor_VarDecl: /* one without an initializer keeps what reaches it */
+    if (n->nkids && (i = u_index(x, n->ent)) >= 0)
+      u_add(x, k, j, i, n->kids[n->nkids - 1], 0, 0);
+    break;
+  case CXCursor_BinaryOperator:
+  case CXCursor_CompoundAssignOperator:
+    if ((n->kind == CXCursor_CompoundAssignOperator || n->op == CXBinaryOperator_Assign) && n->nkids == 2 &&
+        (i = u_index(x, ls_target_of(n->kids[0], &level))) >= 0) {
+      if (level != 0 || in_lambda)
+        x->bad[i] = 1;
+      else
+        u_add(x, k, j, i, n->kids[1], n->kind == CXCursor_CompoundAssignOperator, 0);
     }
-  } else if (n->kind == CXCursor_UnaryOperator && n->nkids == 1 &&
-             (ls_is_incdec(n->op) || n->op == CXUnaryOperator_AddrOf)) {
-    t = ls_target_of(n->kids[0], &level);
-    bad = n->op == CXUnaryOperator_AddrOf; /* handed on: written where we do not follow */
-  }
-  int i = t ? u_index(x, t) : -1;
-  if (i >= 0 && x->ok[i]) {
-    memset(x->seen, 0, (size_t)x->maxid + 1);
-    if (bad || level != 0 || !u_expr(x, rhs) || !u_block(x, k)) {
-      x->ok[i] = 0;
-      *changed = 1;
+    break;
+  case CXCursor_UnaryOperator:
+    if (n->nkids == 1 && (ls_is_incdec(n->op) || n->op == CXUnaryOperator_AddrOf) &&
+        (i = u_index(x, ls_target_of(n->kids[0], &level))) >= 0) {
+      if (n->op == CXUnaryOperator_AddrOf || level != 0 || in_lambda)
+        x->bad[i] = 1; /* handed on: written where we do not follow */
+      else
+        u_add(x, k, j, i, NULL, 1, 0);
     }
+    break;
+  case CXCursor_CallExpr: {
+    const ls_rule_fn *r = n->ent && n->ent->rule && n->ent->rule->kind == LS_KIND_COLLECTIVE ? n->ent->rule : NULL;
+    for (unsigned a = 0; a < n->nkids; a++) {
+      ls_node *arg = ls_strip_casts(n->kids[a]);
+      enum ls_role ro = r && (int)a < r->nargs ? r->roles[a] : LS_ROLE_OTHER;
+      level = 0;
+      if (!in_lambda && (ro == LS_ROLE_SENDBUF || ro == LS_ROLE_RECVBUF) && arg &&
+          arg->kind == CXCursor_UnaryOperator && arg->op == CXUnaryOperator_AddrOf && arg->nkids == 1 &&
+          ls_strip_casts(arg->kids[0]) && ls_strip_casts(arg->kids[0])->kind == CXCursor_DeclRefExpr &&
+          (i = u_index(x, ls_target_of(arg->kids[0], &level))) >= 0) {
+        if (ro == LS_ROLE_SENDBUF)
+          continue; /* only read */
+        if (delivers_uniform(x->p, n, (int)a) && coll_comm(n) == x->comm) {
+          u_add(x, k, j, i, NULL, 0, 1);
+          continue;
+        }
+      }
+      u_collect(x, k, j, n->kids[a], in_lambda);
+    }
+    return;
   }
-  for (unsigned j = 0; j < n->nkids; j++)
-    u_writes(x, k, n->kids[j], changed);
+  default:
+    break;
+  }
+  for (unsigned c = 0; c < n->nkids; c++)
+    u_collect(x, k, j, n->kids[c], in_lambda);
 }
 
 static void u_locals(struct uctx *x, ls_node *n, int cap) {
@@ -844,7 +950,7 @@ int ls_split_uniform(ls_program *p, ls_func *f, ls_node *cond, ls_node *const *c
       s = &splits[k];
   if (!s || !resplit_in(f, e, s->comm))
     return 0;
-  struct uctx x = {.p = p, .f = f, .color = s->color};
+  struct uctx x = {.p = p, .f = f, .color = s->color, .comm = e};
   ls_node *col = ls_strip_casts(s->color);
   if (col && col->kind == CXCursor_DeclRefExpr && col->ent && col->ent->kind == LS_ENT_VAR &&
       !(x.pbranch = color_branch(f, col->ent)))
@@ -853,12 +959,13 @@ int ls_split_uniform(ls_program *p, ls_func *f, ls_node *cond, ls_node *const *c
     if (f->blocks[i]->id > x.maxid)
       x.maxid = f->blocks[i]->id;
   size_t m = (size_t)x.maxid + 1;
-  enum { CAP = 512 };
+  enum { CAP = 512, MAXW = 4096 };
   x.u = malloc(CAP * sizeof *x.u);
-  x.ok = malloc(CAP);
+  x.bad = calloc(CAP, 1);
   x.cd = calloc(m * m, 1);
   x.seen = calloc(m, 1);
-  if (!x.u || !x.ok || !x.cd || !x.seen)
+  x.first = malloc(m * sizeof *x.first);
+  if (!x.u || !x.bad || !x.cd || !x.seen || !x.first)
     abort();
   for (int i = 0; i < f->nblocks; i++) { /* edge b->s: s and its post-dominators up to b's */
     ls_block *b = f->blocks[i];
@@ -872,22 +979,52 @@ int ls_split_uniform(ls_program *p, ls_func *f, ls_node *cond, ls_node *const *c
       }
   }
   u_locals(&x, f->body, CAP);
-  memset(x.ok, 1, CAP);
-  for (int changed = 1; changed;) {
-    changed = 0;
-    for (int i = 0; i < f->nblocks; i++) {
-      ls_block *k = f->blocks[i];
-      u_writes(&x, k, k->cond, &changed);
-      for (int j = 0; j < k->nitems; j++)
-        u_writes(&x, k, k->items[j], &changed);
-    }
+  for (size_t i = 0; i < m; i++)
+    x.first[i] = INT_MAX;
+  for (int i = 0; i < f->nblocks; i++) {
+    ls_block *k = f->blocks[i];
+    if (k->id < 0 || k->id > x.maxid)
+      continue;
+    x.first[k->id] = x.nw;
+    for (int j = 0; j < k->nitems; j++)
+      u_collect(&x, k, j, k->items[j], 0);
+    u_collect(&x, k, k->nitems, k->cond, 0);
   }
+  int ok = 0;
   ls_block *cb = block_of(f, cond, 1);
-  memset(x.seen, 0, m);
-  int ok = cb && u_expr(&x, cond) && u_block(&x, cb);
+  if (cb && x.nw <= MAXW && f->fwd && f->nfwd > 0) { /* more writes than that: no claim (the sets grow) */
+    x.W = (x.nw + 63) / 64 + 1;
+    x.in = calloc(m * (size_t)x.W, sizeof *x.in);
+    x.st = malloc((size_t)x.W * sizeof *x.st);
+    uint64_t *scratch = malloc((size_t)x.W * sizeof *scratch);
+    if (!x.in || !x.st || !scratch)
+      abort();
+    ls_cfg_forward(f, x.W, x.in, scratch, u_step, &x);
+    free(scratch);
+    for (int changed = 1; changed;) {
+      changed = 0;
+      for (int a = 0; a < x.nw; a++) {
+        struct uwrite *w = &x.w[a];
+        if (!w->ok)
+          continue;
+        memset(x.seen, 0, m);
+        if (x.bad[w->var] || (w->rhs && !u_expr(&x, w->rhs, w->k, w->item)) ||
+            (w->self && !u_reach(&x, w->var, w->k, w->item)) || !u_block(&x, w->k)) {
+          w->ok = 0;
+          changed = 1;
+        }
+      }
+    }
+    memset(x.seen, 0, m);
+    ok = u_expr(&x, cond, cb, cb->nitems) && u_block(&x, cb);
+  }
   free(x.u);
-  free(x.ok);
+  free(x.bad);
   free(x.cd);
   free(x.seen);
+  free(x.first);
+  free(x.w);
+  free(x.in);
+  free(x.st);
   return ok;
 }
