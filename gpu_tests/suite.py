@@ -769,7 +769,7 @@ class Suite:
                        "GT_PG_TIMEOUT": "6", "GT_HOLD": "9"}
                 tr = os.path.join(self.work, "traces", f"torch-{case}") if mode == "lockstep" else None
                 name = f"torch-{case}-{dbg if mode == 'seed' else 'lockstep'}"
-                # The seed's outer limit is 25 s; under lockstep the start (preload, one more
+                # The plain (DEBUG) runs' outer limit is 25 s; under lockstep the start (preload, one more
                 # exec) takes ~1 s longer and the timed-out rank's teardown ended at 24.8 s,
                 # so give those runs 35 s to end by themselves.
                 rc, lines, el = self.torchrun(name, [worker, case], env, tr, 3,
@@ -1302,7 +1302,7 @@ class Suite:
 
     # ------------------------------------------------------------ 7. stress
     def step_stress(self):
-        """Issue 9's stress items 1 and 5 on real NCCL (src/stress_gpu.c): 8 threads x 4
+        """The recorder under stress on real NCCL (src/stress_gpu.c): 8 threads x 4
         communicators per rank, 400 collectives each (every 10th of one kind an invalid
         root), then the same with thread 0 aborting communicator 0 half-way. Pass: the
         program saw every expected result with and without lockstep (it exits 1
