@@ -24,7 +24,8 @@
   X(INCOMPLETE, "incomplete")                                                                                          \
   X(TIMEOUT, "timeout")                                                                                                \
   X(NOT_READY, "not-ready")                                                                                            \
-  X(AFTER_ABORT, "after-abort")
+  X(AFTER_ABORT, "after-abort")                                                                                        \
+  X(OVERWRITTEN, "overwritten")
 
 enum ls_class {
   LS_CLASS_NONE = 0, /* the calls agree */

@@ -58,6 +58,8 @@ foreach(t preload_silent rc_passthrough depth groups threads identity sigkill
   set(_cls)
   if(t STREQUAL "diverge") # compare on real traces of each mismatch the stand-in can make
     set(_cls op-mismatch count-mismatch dtype-mismatch redop-mismatch root-mismatch skip)
+  elseif(t STREQUAL "ring") # compare on ring traces whose first differing block was overwritten
+    set(_cls overwritten)
   endif()
   ls_test(runtime.${t} COMMAND sh ${LS_RT_DIR}/t_${t}.sh TIMEOUT 60 SKIP_RC 77 CLASSES ${_cls} ENV ${LS_RT_ENV})
 endforeach()

@@ -191,8 +191,8 @@ struct ls_rsum {
   unsigned inc;
   uint64_t n;
   int ordered;
-  uint64_t first, last;  /* record indices of the first and last call */
-  uint64_t *blk;         /* blk[b]: record index of seq b * g_block */
+  uint64_t first, last;  /* ordinals (trace_read.h) of the first and last call */
+  uint64_t *blk;         /* blk[b]: ordinal of seq b * g_block */
   size_t nblk;
   struct bsig *sig;      /* sig[b]: block b's digests (nblk of them, the last one possibly not full) */
   size_t nfull;          /* blocks the indexer completed (later ones: the open block) */
@@ -206,8 +206,9 @@ struct tinfo {
   int clean;       /* ended_cleanly */
   unsigned long unobserved;
   int indexed;     /* pass B took the trace's own index for records [0, idx_snap.covered) */
-  uint64_t pc_from; /* the per-call pass starts here: every record before it is a plain call */
+  uint64_t pc_from; /* the per-call pass starts at this record: every one before it is a plain call */
   int pc_skip;     /* ... or not at all: no record of the trace is one it could report */
+  int lost_facts;  /* a ring overwrote calls among which its index saw one the per-call pass reports */
   uint64_t read;   /* records pass B read */
   struct ls_index_block *nb; /* the full blocks of the records pass B read, in order */
   size_t nnb, capnb;
@@ -334,41 +335,47 @@ static void *pass_sums(void *arg) {
       kind[a] = t->apis[a].kind;
     }
     /* The index stands for its records only where they hold nothing the per-call pass
-     * reports and every seq came in order; else the records are read as without one. */
+     * reports and every seq came in order; else the records are read as without one. On
+     * a ring that came round the records are not all there to read: its index stands for
+     * the digests anyway, and the per-call pass reads every record kept. */
     int use = run->use_index && t->has_index && t->idx_block == g_block &&
-              !(t->idx_snap.features & (LS_IDX_F_REMARKABLE | LS_IDX_F_UNORDERED));
+              !(t->idx_snap.features & LS_IDX_F_UNORDERED) &&
+              (t->first || !(t->idx_snap.features & LS_IDX_F_REMARKABLE));
     struct ls_indexer ix;
   again:
     ls_idx_init(&ix, (uint32_t)g_block, NULL, 0, hash, kind, t->hdr->napis, nb_emit, ti);
     ix.grow = slots_grow;
     if (use && ls_idx_resume(&ix, &t->idx_snap, t->idx_streams) != 0)
       use = 0;
-    uint64_t from = use ? t->idx_snap.covered : 0;
-    if (from < t->checked_from) { /* the index is not taken: validate what it covered */
-      if (ls_trace_check_records(t, from, t->checked_from, ti->err, sizeof ti->err)) {
+    /* Positions here are ordinals, as the index's: a ring that came round holds ordinal o
+     * in records[o - base], and those below base were overwritten. */
+    const uint64_t base = t->first, end = t->first + t->nrecords;
+    uint64_t from = use ? t->idx_snap.covered : base;
+    if (from - base < t->checked_from) { /* the index is not taken: validate what it covered */
+      if (ls_trace_check_records(t, from - base, t->checked_from, ti->err, sizeof ti->err)) {
         free(ix.st);
         free(hash);
         free(kind);
         continue; /* build_comms reports it */
       }
-      t->checked_from = from;
+      t->checked_from = from - base;
     }
     /* A process ended cleanly when it ran its exit handlers without the watchdog
      * having fired and without a call left hanging; an exit forced by the
      * watchdog's policy also runs the handlers, so the flag alone is not enough. */
     int entered = 0, unsure = exit_unsure(t);
     ti->unobserved = 0;
-    for (uint64_t k = from; k < t->nrecords; k++) {
-      const struct ls_trace_record *r = &t->records[k];
-      if (k % LS_TRACE_RELEASE_EVERY == 0 && k > from)
-        ls_trace_release(t, k - LS_TRACE_RELEASE_EVERY, k);
+    for (uint64_t k = from; k < end; k++) {
+      const struct ls_trace_record *r = &t->records[k - base];
+      if ((k - base) % LS_TRACE_RELEASE_EVERY == 0 && k > from)
+        ls_trace_release(t, k - base - LS_TRACE_RELEASE_EVERY, k - base);
       entered |= r->state == LS_REC_ENTERED;
       ti->unobserved += unsure && r->state == LS_REC_RETURNED && (r->flags & LS_REC_EVENT_RECORDED) &&
                         !(r->flags & (LS_REC_COMPLETED | LS_REC_TIMED_OUT));
       ls_idx_feed(&ix, k, r); /* validated records: it cannot stop (its slots grow) */
     }
-    ti->read = t->nrecords - from;
-    ls_trace_release(t, from, t->nrecords);
+    ti->read = end - from;
+    ls_trace_release(t, from - base, t->nrecords);
     ti->clean = (t->hdr->flags & LS_TRACE_F_CLEAN_EXIT) && !(t->hdr->flags & LS_TRACE_F_WATCHDOG) && !entered;
     if (sums_from(ti, &ix, use ? t->idx_blocks : NULL, use ? (size_t)t->idx_snap.nentries : 0) != 0 && use) {
       /* blocks that do not add up: read the trace as if it had no index */
@@ -387,7 +394,8 @@ static void *pass_sums(void *arg) {
     /* Only a remarkable record (ls_idx_remarkable) can give a per-call fact, and plain calls
      * leave the contract state as it was: the per-call pass reads from the records pass B
      * read where the index covers the rest, and not at all where none is remarkable. */
-    ti->pc_from = from;
+    ti->pc_from = use && (t->idx_snap.features & LS_IDX_F_REMARKABLE) ? 0 : from - base;
+    ti->lost_facts = use && t->first && (t->idx_snap.features & LS_IDX_F_REMARKABLE);
     ti->pc_skip = run->plain_rc0 && !(ix.features & LS_IDX_F_REMARKABLE) && !(t->hdr->flags & LS_TRACE_F_WATCHDOG);
     /* a stream out of order is collected whole (collect_full): its records must be sound */
     for (size_t k = 0; k < ti->ns && t->checked_from; k++)
@@ -416,8 +424,9 @@ static void collect_full(struct ls_compare *c, struct tinfo *ti, struct ls_rsum 
   size_t cap = 64;
   cr->v = ls_xrealloc(NULL, cap * sizeof *cr->v);
   cr->len = 0;
-  for (uint64_t k = x->first; k <= x->last; k++) {
-    const struct ls_trace_record *r = &ti->t->records[k];
+  /* ordinals; those a ring overwrote are not there (the hole below says so) */
+  for (uint64_t k = x->first > ti->t->first ? x->first : ti->t->first; k <= x->last; k++) {
+    const struct ls_trace_record *r = &ti->t->records[k - ti->t->first];
     if (!sequenced(r) || r->comm_id != x->comm || r->comm_rank != x->rank)
       continue;
     if (cr->len == cap) {
@@ -514,6 +523,12 @@ static void window_drop(struct ls_comm_rank *cr) {
   }
 }
 
+/* Whether position i of a rank's sequence (i < cr->n) can no longer be read: its block
+ * starts before the oldest record a ring trace kept (the window scans from there). */
+static int pos_lost(const struct ls_comm_rank *cr, size_t i) {
+  return !cr->full && cr->sum->blk[i / g_block] < cr->owner->first;
+}
+
 /* The call at position i of a rank's sequence (i < cr->n). The window is a
  * cache of g_block calls from a little before the last position asked for,
  * refilled by scanning the owner's records from the start of i's block, and the
@@ -538,8 +553,9 @@ static struct ls_ref ref_at(const struct ls_comm_rank *ccr, size_t i) {
   const struct ls_trace *t = cr->owner;
   cr->len = 0;
   cr->base = base;
-  cr->wfrom = x->blk[base / g_block];
-  for (uint64_t k = cr->wfrom; k <= x->last && cr->len < len; k++) {
+  /* the block's start is an ordinal, and a kept one (callers ask pos_lost first) */
+  cr->wfrom = x->blk[base / g_block] - t->first;
+  for (uint64_t k = cr->wfrom; k <= x->last - t->first && cr->len < len; k++) {
     const struct ls_trace_record *r = &t->records[k];
     g_window_reads++;
     if (r->comm_id == x->comm && r->comm_rank == x->rank && sequenced(r) && r->seq == base + cr->len) {
@@ -558,6 +574,76 @@ static struct ls_ref ref_at(const struct ls_comm_rank *ccr, size_t i) {
     abort();
   }
   return cr->v[i - cr->base];
+}
+
+/* The seq of rank cr's oldest call on its communicator that a ring trace kept. */
+static uint64_t oldest_kept(const struct ls_comm_rank *cr) {
+  const struct ls_trace *t = cr->owner;
+  const struct ls_rsum *x = cr->sum;
+  for (uint64_t k = 0; k < t->nrecords && t->first + k <= x->last; k++) {
+    const struct ls_trace_record *r = &t->records[k];
+    if (sequenced(r) && r->comm_id == x->comm && r->comm_rank == x->rank && t->first + k >= x->first)
+      return r->seq;
+  }
+  return x->n;
+}
+
+/* A communicator whose aligner would start in calls a ring trace overwrote: the digests
+ * still say in which block the ranks first part, the records no longer say at which call
+ * or how. That is the verdict (class overwritten, the block's seqs, the ranks that differ
+ * first), not a hole: the index covered the lost calls, so nothing before the block is
+ * unknown; what the ranks issued after it is not compared (it would be shifted). A block
+ * holding a send/recv proves no difference (peers differ by rank): then it is a hole. */
+static void lost_start(struct ls_compare *c, struct ls_comm *cm, int r0) {
+  const struct ls_rsum *ref = cm->ranks[r0].sum;
+  size_t b = cm->start / g_block;
+  int l0 = -1, other = -1, p2p = 0, nlost = 0;
+  uint64_t when = UINT64_MAX;
+  for (int rk = r0; rk < cm->nslots; rk++) {
+    const struct ls_comm_rank *cr = &cm->ranks[rk];
+    if (!cr->present)
+      continue;
+    const struct ls_rsum *x = cr->sum;
+    p2p |= b < x->nblk && (x->sig[b].flags & LS_IDX_B_P2P);
+    if (other < 0 && rk != r0 &&
+        (b >= x->nblk || b >= ref->nblk || x->sig[b].chain != ref->sig[b].chain ||
+         x->sig[b].local != ref->sig[b].local || x->sig[b].n != ref->sig[b].n))
+      other = rk;
+    if (cm->start >= cr->n || !pos_lost(cr, cm->start))
+      continue;
+    nlost++;
+    if (l0 < 0)
+      l0 = rk;
+    /* the lost calls came before the oldest kept one: its time orders the verdict */
+    const struct ls_trace *t = cr->owner;
+    if (t->nrecords && t->records[0].state != LS_REC_FREE && ls_trace_realtime(t, t->records[0].t_enter_ns) < when)
+      when = ls_trace_realtime(t, t->records[0].t_enter_ns);
+  }
+  if (l0 < 0)
+    return;
+  cm->lost = 1;
+  const struct ls_comm_rank *lc = &cm->ranks[l0];
+  uint64_t lo = (uint64_t)b * g_block, hi = lo + g_block - 1;
+  char id[40], kept[320];
+  ls_format_comm(cm->id, cm->incarnation, id, sizeof id);
+  ls_bufprintf(kept, sizeof kept, "rank %d's ring trace %s kept only its newest %llu calls (%llu overwritten; its "
+               "oldest kept call on this communicator is seq %llu)%s", l0, lc->owner->path,
+               (unsigned long long)lc->owner->nrecords, (unsigned long long)lc->owner->first,
+               (unsigned long long)oldest_kept(lc), nlost > 1 ? ", and so did other ranks' traces" : "");
+  if (p2p || other < 0) {
+    missing(c, "communicator %s: seqs %llu-%llu hold send/recv calls, which the digests do not compare, and %s; "
+               "they and the later calls were not compared", id, (unsigned long long)lo, (unsigned long long)hi, kept);
+    return;
+  }
+  struct ls_divergence *d = add_div(c, ls_class_name(LS_CLASS_OVERWRITTEN), 0);
+  div_comm(d, cm, 1, lo);
+  div_rank(d, r0, (struct ls_ref){0});
+  div_rank(d, other, (struct ls_ref){0});
+  d->when = when;
+  ls_bufprintf(d->detail, sizeof d->detail,
+               "ranks %d and %d first differ in seqs %llu-%llu (the digest index's block %zu of %zu calls), but %s: "
+               "which call differs and how is no longer recorded (a larger LOCKSTEP_TRACE_CAPACITY keeps it)",
+               r0, other, (unsigned long long)lo, (unsigned long long)hi, b, g_block, kept);
 }
 
 /* Where the aligner starts on each communicator (cm->start), for those whose ranks'
@@ -601,6 +687,7 @@ static void find_starts(struct cmp_run *run, struct ls_compare *c) {
     for (int rk = r0; rk < cm->nslots; rk++)
       if (cm->ranks[rk].present && cm->ranks[rk].n < cm->start)
         cm->start = cm->ranks[rk].n;
+    lost_start(c, cm, r0);
   }
 }
 
@@ -642,16 +729,27 @@ static void mismatch(struct ls_compare *c, const struct ls_apidb *db, const stru
              ca, (unsigned long long)a.r->seq, rb, cb, (unsigned long long)b.r->seq, why);
 }
 
+/* Whether a rank issued a call whose record is still there to name as its last. */
+static int has_last(const struct ls_comm_rank *cr) { return cr->n && !pos_lost(cr, cr->n - 1); }
+
+/* A rank's last call, or none: it issued none, or a ring trace overwrote it. */
+static struct ls_ref last_ref(const struct ls_comm_rank *cr) {
+  return has_last(cr) ? ref_at(cr, cr->n - 1) : (struct ls_ref){0};
+}
+
 /* Why a rank has no further call: its process ended cleanly, or not. */
 static void ended_how(const struct ls_comm_rank *cr, const struct ls_apidb *db, char *buf, size_t len) {
   char call[256] = "";
-  struct ls_ref last = cr->n ? ref_at(cr, cr->n - 1) : (struct ls_ref){0};
-  if (cr->n)
+  int have = has_last(cr);
+  struct ls_ref last = last_ref(cr);
+  if (have)
     ls_format_call(db, last, call, sizeof call);
   const char *how = cr->owner_clean ? "its process exited cleanly"
                                              : "its process did not exit cleanly (killed, hung, or stopped by the "
                                                "watchdog)";
-  if (cr->n)
+  if (cr->n && !have) /* ordered (not collected whole): its seqs are 0 .. n - 1 */
+    ls_bufprintf(buf, len, "%s after seq %llu (its record was overwritten)", how, (unsigned long long)cr->n - 1);
+  else if (cr->n)
     // ref_at returns a slot its refill filled, or aborts (clang-analyzer does not follow the scan):
     ls_bufprintf(buf, len, "%s after seq %llu %s", how, (unsigned long long)last.r->seq, call); // NOLINT(clang-analyzer-core.NullDereference)
   else
@@ -760,6 +858,8 @@ static int align_p2p(struct ls_compare *c, const struct ls_apidb *db, const stru
 
 static void align_comm(struct ls_compare *c, const struct ls_apidb *db, const struct ls_comm *cm) {
   int size = cm->nslots;
+  if (cm->lost)
+    return; /* find_starts reported it: the records there were overwritten */
   size_t *cur = calloc((size_t)size, sizeof *cur);
   for (int rk = 0; rk < size; rk++)
     cur[rk] = cm->ranks[rk].present ? cm->start : 0;
@@ -799,7 +899,7 @@ static void align_comm(struct ls_compare *c, const struct ls_apidb *db, const st
        * minority is the odd one out; on a tie the ranks lacking it skipped it. */
       struct ls_ref hr = ref_at(&cm->ranks[h0], cur[h0]);
       const struct ls_comm_rank *lc = &cm->ranks[l0];
-      struct ls_ref last = lc->n ? ref_at(lc, lc->n - 1) : (struct ls_ref){0};
+      struct ls_ref last = last_ref(lc);
       char how[512], call[256];
       ended_how(lc, db, how, sizeof how);
       ls_format_call(db, hr, call, sizeof call);
@@ -1534,6 +1634,10 @@ int ls_compare_run(const struct ls_trace_set *set, const struct ls_apidb *db, st
       missing(out, "%s: the trace is partial: %llu call%s not recorded (capacity %llu%s)", t->path,
               (unsigned long long)t->dropped, t->dropped == 1 ? " was" : "s were",
               (unsigned long long)t->hdr->capacity, t->dropped ? "" : ", or the disk was full");
+    if (run.ti[ti].lost_facts)
+      missing(out, "%s: the ring overwrote its %llu oldest calls, and its index marks a call it covers as one "
+                   "the per-call facts could name (an error, a hang, a contract, lockstep's own event): those of "
+                   "the overwritten calls are not known", t->path, (unsigned long long)t->first);
     if (unwritten)
       missing(out, "%s: %llu of its %llu claimed record slots were never written (the process was killed while "
                    "recording, or the disk was full)", t->path, (unsigned long long)unwritten,

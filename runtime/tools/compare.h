@@ -41,6 +41,8 @@ struct ls_comm {
   struct ls_comm_rank *ranks;
   size_t calls;               /* most calls issued by one rank */
   uint64_t start;             /* the aligner's first position: every rank agrees before it */
+  int lost;                   /* a ring trace overwrote some rank's calls at start: reported as
+                               * overwritten, not aligned */
 };
 
 #define LS_DIV_MAX_SITES 2

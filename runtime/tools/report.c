@@ -2,6 +2,7 @@
  * One place decides how a site or a divergence reads, so compare, export and
  * confirm never disagree about it. */
 #include "report.h"
+#include "fingerprint.h"
 
 #include <cjson/cJSON.h>
 #include <inttypes.h>
@@ -103,9 +104,9 @@ void ls_divergences_want(struct ls_symbolizer *sym, const struct ls_compare *cmp
 
 /* "rank 0 ncclAllReduce(count=1, ...) at a.c:40" */
 static void rank_call(const struct ls_apidb *db, struct ls_symbolizer *sym, int rank, struct ls_ref ref, int last,
-                      char *buf, size_t len) {
+                      int lost, char *buf, size_t len) {
   if (!ref.r) {
-    snprintf(buf, len, "rank %d (no call)", rank);
+    snprintf(buf, len, "rank %d (%s)", rank, lost ? "its call there was overwritten" : "no call");
     return;
   }
   char call[256], where[512];
@@ -128,9 +129,10 @@ void ls_divergence_print(FILE *out, const struct ls_apidb *db, struct ls_symboli
   }
   if (d->has_seq)
     snprintf(seq, sizeof seq, " at seq %" PRIu64, d->seq);
-  rank_call(db, sym, d->ranks[0], d->site[0], d->last[0], a, sizeof a);
+  int lost = !strcmp(d->cls, ls_class_name(LS_CLASS_OVERWRITTEN)); /* the ranks' calls, not their absence */
+  rank_call(db, sym, d->ranks[0], d->site[0], d->last[0], lost, a, sizeof a);
   if (d->nranks > 1) {
-    rank_call(db, sym, d->ranks[1], d->site[1], d->last[1], b, sizeof b);
+    rank_call(db, sym, d->ranks[1], d->site[1], d->last[1], lost, b, sizeof b);
     fprintf(out, "divergence: %s%s%s: %s vs %s\n", d->cls, comm, seq, a, b);
   } else {
     fprintf(out, "divergence: %s%s%s: %s\n", d->cls, comm, seq, a);

@@ -398,10 +398,16 @@ static int read_snapshot(int fd, size_t fsize, const struct ls_index_header *h, 
   uint64_t so = h->snap_offset[which];
   if (so < LS_INDEX_HEADER_SIZE || so > fsize || fsize - so < sizeof sn || pread(fd, &sn, sizeof sn, (off_t)so) != (ssize_t)sizeof sn)
     return fail(why, whylen, "snapshot %u lies outside the file", which);
-  if (sn.nstreams > h->max_streams || sn.covered > t->nrecords ||
+  /* covered counts ordinals: a ring that came round keeps fewer records than it took */
+  if (sn.nstreams > h->max_streams || sn.covered > t->first + t->nrecords ||
       (uint64_t)(fsize - so - sizeof sn) / sizeof(struct ls_index_stream) < sn.nstreams)
     return fail(why, whylen, "snapshot %u covers %llu records of %llu, %u streams", which,
-                (unsigned long long)sn.covered, (unsigned long long)t->nrecords, sn.nstreams);
+                (unsigned long long)sn.covered, (unsigned long long)(t->first + t->nrecords), sn.nstreams);
+  /* an index that stopped (too many streams) no longer holds the ring back: the ordinals
+   * between what it covers and the oldest kept record are in neither */
+  if (sn.covered < t->first)
+    return fail(why, whylen, "snapshot %u covers %llu calls, fewer than the %llu the ring overwrote", which,
+                (unsigned long long)sn.covered, (unsigned long long)t->first);
   if (h->entries_offset > fsize || sn.nentries > (fsize - h->entries_offset) / sizeof(struct ls_index_block) ||
       sn.nentries > h->entries_cap)
     return fail(why, whylen, "snapshot %u counts %llu entries past the end of the file", which,
@@ -463,9 +469,6 @@ static void load_index(struct ls_trace *t) {
     snprintf(why, wl, "not an index this lockstep reads (version %u)", h.version);
   else if (h.pid != t->hdr->pid || h.t0_realtime_ns != t->hdr->t0_realtime_ns)
     snprintf(why, wl, "written for another process (pid %d)", h.pid);
-  else if (t->first)
-    snprintf(why, wl, "not used: a ring trace whose %llu oldest calls were overwritten",
-             (unsigned long long)t->first);
   else if (h.current != 1 && h.current != 2)
     why[0] = 0; /* created, nothing indexed yet (a process killed early): as without one */
   else if (read_snapshot(fd, (size_t)st.st_size, &h, h.current - 1, t, why, wl) != 0) {
@@ -486,9 +489,10 @@ static int load_one(const char *path, struct ls_trace *t, int indexed, char *err
     ls_trace_free(t);
     return -1;
   }
-  if (indexed && !t->converted)
+  /* a ring's records are a copy laid out by ordinal; a version-1 trace has no index */
+  if (indexed && (!t->converted || t->hdr->version == LS_TRACE_VERSION_RING))
     load_index(t);
-  t->checked_from = t->has_index ? t->idx_snap.covered : 0;
+  t->checked_from = t->has_index ? t->idx_snap.covered - t->first : 0;
   if (ls_trace_check_records(t, t->checked_from, t->nrecords, err, errlen)) {
     ls_trace_free(t);
     return -1;

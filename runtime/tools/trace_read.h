@@ -37,14 +37,17 @@ struct ls_trace {
   uint64_t unwritten; /* claimed slots (below nrecords) still LS_REC_FREE: never written */
   uint64_t declared_size; /* records_offset + capacity * record size */
   /* The digest index beside the file (PATH.idx, trace_index.h), loaded only by
-   * ls_trace_set_load_indexed and only when sound: then records [0, idx_snap.covered)
-   * were NOT validated (ls_trace_check_records does it for what a reader touches). */
+   * ls_trace_set_load_indexed and only when sound: then records [0, checked_from) were
+   * NOT validated (ls_trace_check_records does it for what a reader touches). Its
+   * positions (covered, a stream's or block's first and last) are ordinals: on a ring
+   * that came round, ordinal o is records[o - first], and those below first are gone. */
   int has_index;
   uint32_t idx_block;
   struct ls_index_snap idx_snap;
   struct ls_index_stream *idx_streams; /* idx_snap.nstreams */
   struct ls_index_block *idx_blocks;   /* idx_snap.nentries */
-  uint64_t checked_from;               /* records [checked_from, nrecords) were validated */
+  uint64_t checked_from;               /* records [checked_from, nrecords) were validated (an
+                                        * index, not an ordinal: covered - first with an index) */
   char idx_why[200];                   /* an index file there but not used: why ("" if none) */
 };
 

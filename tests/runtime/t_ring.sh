@@ -66,13 +66,16 @@ grep -Eq '^header .* nrecords=65 capacity=64 flags=0x33 ' "$T/held.dump" || fail
 grep -qx 'ring first=1 dropped=936' "$T/held.dump" || fail "$(grep '^ring' "$T/held.dump")"
 # 5. compare on ring traces of two ranks that part at the loop's call 500 (count 501 on rank 1):
 # a ring that did not come round gives exactly the verdict of plain traces; one that came
-# round past the divergence gives no verdict of its own on the lost part (incomplete, never
-# "consistent" or another class). Naming the first differing block from the index there is
-# not done yet.
+# round past the divergence (128 slots, calls 872.. kept) gives the index's verdict: class
+# overwritten in the block the digests localise (seqs 448-511 of blocks of 64), exit 1 — not
+# a hole in the sequence, since the index covered the lost calls.
 for r in 0 1; do
   RANK=$r WORLD_SIZE=2 LS_TEST_DIVERGE_AT=500 LOCKSTEP_TRACE_DIR="$T/cmp_plain" LD_LIBRARY_PATH="$LS_FAKECUDA"     LD_PRELOAD="$LS_LIB" "$LS_PROG" loop 1000 || fail "plain rank $r"
+  RANK=$r WORLD_SIZE=2 LS_TEST_DIVERGE_AT=950 LOCKSTEP_TRACE_DIR="$T/cmp_plain950" LD_LIBRARY_PATH="$LS_FAKECUDA" \
+    LD_PRELOAD="$LS_LIB" "$LS_PROG" loop 1000 || fail "plain rank $r (950)"
   run "$T/cmp_ring" 2048 1000 0 RANK=$r WORLD_SIZE=2 LS_TEST_DIVERGE_AT=500
   run "$T/cmp_wrap" 128 1000 200 RANK=$r WORLD_SIZE=2 LS_TEST_DIVERGE_AT=500
+  run "$T/cmp_live" 128 1000 200 RANK=$r WORLD_SIZE=2 LS_TEST_DIVERGE_AT=950
 done
 "$LS_BIN" compare "$T/cmp_plain" > "$T/cmp_plain.out"
 [ $? -eq 1 ] || fail "plain compare: $(cat "$T/cmp_plain.out")"
@@ -82,7 +85,36 @@ grep -q 'count' "$T/cmp_plain.out" || fail "plain verdict: $(cat "$T/cmp_plain.o
 sed "s|$T/cmp_plain/[^ :]*|TRACE|g; s|/[^ ]*\.lstrace|TRACE|g" "$T/cmp_plain.out" > "$T/a"
 sed "s|$T/cmp_ring/[^ :]*|TRACE|g; s|/[^ ]*\.lstrace|TRACE|g" "$T/cmp_ring.out" > "$T/b"
 diff "$T/a" "$T/b" > /dev/null || fail "ring verdict differs from plain: $(diff "$T/a" "$T/b")"
+"$LS_DUMP" "$(ls "$T"/cmp_ring/*.lstrace | head -1)" | grep -q '^ring first=0 ' || fail "the 2048 ring came round"
 "$LS_BIN" compare "$T/cmp_wrap" > "$T/cmp_wrap.out"
-[ $? -eq 3 ] || fail "wrapped ring compare: $(cat "$T/cmp_wrap.out")"
-grep -q '^incomplete: .*jump from seq -1 to seq ' "$T/cmp_wrap.out" || fail "wrapped: $(cat "$T/cmp_wrap.out")"
+[ $? -eq 1 ] || fail "wrapped ring compare: $(cat "$T/cmp_wrap.out")"
+head -1 "$T/cmp_wrap.out" | grep -Eqx 'divergence: overwritten on comm 0x[0-9a-f]+ at seq 448: rank 0 \(its call there was overwritten\) vs rank 1 \(its call there was overwritten\)' ||
+  fail "wrapped: $(cat "$T/cmp_wrap.out")"
+grep -q "^  note: ranks 0 and 1 first differ in seqs 448-511 (the digest index's block 7 of 64 calls), but rank 0's ring trace .* kept only its newest 128 calls (873 overwritten; its oldest kept call on this communicator is seq 872)" \
+  "$T/cmp_wrap.out" || fail "wrapped note: $(cat "$T/cmp_wrap.out")"
+! grep -q 'jump from seq' "$T/cmp_wrap.out" || fail "wrapped: still a hole: $(cat "$T/cmp_wrap.out")"
+"$LS_BIN" compare --format=json "$T/cmp_wrap" > "$T/cmp_wrap.json"
+[ $? -eq 1 ] || fail "wrapped ring compare --format=json"
+if command -v python3 > /dev/null; then
+  python3 - "$T/cmp_wrap.json" <<'P' || fail "wrapped json: $(head -c 800 "$T/cmp_wrap.json")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+v = d["divergences"][0]
+sys.exit(0 if d["status"] == "divergent" and v["class"] == "overwritten" and v["seq"] == 448 and v["ranks"] == [0, 1]
+         and v["op"] == [None, None] and v["sites"] == [] else 1)
+P
+fi
+
+# 6. The same ring of 128 with the ranks parting at call 950, inside the kept window: the
+# first divergence (class, seq, ranks, calls, sites) is exactly that of plain traces.
+"$LS_BIN" compare "$T/cmp_plain950" > "$T/cmp_plain950.out"
+[ $? -eq 1 ] || fail "plain compare (950): $(cat "$T/cmp_plain950.out")"
+"$LS_BIN" compare "$T/cmp_live" > "$T/cmp_live.out"
+[ $? -eq 1 ] || fail "live-window compare: $(cat "$T/cmp_live.out")"
+"$LS_DUMP" "$(ls "$T"/cmp_live/*.lstrace | head -1)" | grep -q '^ring first=873 ' || fail "the live ring did not come round"
+grep -q '^divergence: count-mismatch on comm 0x[0-9a-f]* at seq 950: rank 0 ' "$T/cmp_plain950.out" ||
+  fail "plain verdict (950): $(cat "$T/cmp_plain950.out")"
+grep -A1 -m1 '^divergence:' "$T/cmp_plain950.out" > "$T/a"
+grep -A1 -m1 '^divergence:' "$T/cmp_live.out" > "$T/b"
+diff "$T/a" "$T/b" > /dev/null || fail "live-window verdict differs from plain: $(diff "$T/a" "$T/b")"
 echo ok
