@@ -42,6 +42,29 @@ struct hsum {
 static struct hsum *hsums;
 static size_t nhsums;
 
+/* Values that stand for variables while a condition is compared (ls_split_guarded_comm):
+ * the write of each that reaches the branch along one way to it. */
+#define SUB_MAX 8
+static struct {
+  int n;
+  const ls_entity *var[SUB_MAX];
+  ls_node *val[SUB_MAX];
+} sub;
+
+/* ls_strip_casts, and a variable that has a value in `sub` read as that value */
+static ls_node *sub_strip(ls_node *n) {
+  n = ls_strip_casts(n);
+  for (int hop = 0; n && n->kind == CXCursor_DeclRefExpr && n->ent && hop < SUB_MAX; hop++) {
+    int i = 0;
+    while (i < sub.n && sub.var[i] != n->ent)
+      i++;
+    if (i == sub.n)
+      break;
+    n = ls_strip_casts(sub.val[i]);
+  }
+  return n;
+}
+
 static void append(char *b, size_t cap, const char *s) {
   size_t k = strlen(b);
   snprintf(b + k, cap - k, "%s", s);
@@ -49,7 +72,7 @@ static void append(char *b, size_t cap, const char *s) {
 
 /* A structural key of a side-effect-free expression; 0 when it has parts not compared here. */
 static int key(ls_node *n, char *b, size_t cap) {
-  n = ls_strip_casts(n);
+  n = sub_strip(n);
   if (!n || cap < 32)
     return 0;
   switch (n->kind) {
@@ -211,7 +234,7 @@ static void rf_load(ls_func *f) {
 
 /* index of e among the known ranks (sizes), -1 if none */
 static int rf_find(ls_node *n, int size) {
-  n = ls_strip_casts(n);
+  n = sub_strip(n);
   if (!n || n->kind != CXCursor_DeclRefExpr || !n->ent)
     return -1;
   for (int i = 0; i < (size ? rf.nn : rf.nr); i++)
@@ -222,10 +245,10 @@ static int rf_find(ls_node *n, int size) {
 
 /* n is the size of the communicator rank i belongs to (minus `minus`, a literal) */
 static int rf_size_of(ls_node *n, int i, int *minus) {
-  n = ls_strip_casts(n);
+  n = sub_strip(n);
   *minus = 0;
   if (n && n->kind == CXCursor_BinaryOperator && n->op == CXBinaryOperator_Sub && n->nkids == 2) {
-    ls_node *k = ls_strip_casts(n->kids[1]);
+    ls_node *k = sub_strip(n->kids[1]);
     if (!k || !k->ilit || k->ival != 1)
       return 0;
     *minus = 1;
@@ -249,11 +272,11 @@ static int mirror(int op) {
  * inequality "N(a,b)" of two keys, or another key; -2 when it has no key. With rank facts
  * a comparison at the edge of [0, n) becomes the equality it means. */
 static int canon(ls_func *f, ls_node *cond, char *out, size_t cap) {
-  ls_node *c = ls_strip_casts(cond);
+  ls_node *c = sub_strip(cond);
   int neg = 0;
   while (c && c->kind == CXCursor_UnaryOperator && c->op == CXUnaryOperator_LNot && c->nkids == 1) {
     neg ^= 1;
-    c = ls_strip_casts(c->kids[0]);
+    c = sub_strip(c->kids[0]);
   }
   if (!c)
     return -2;
@@ -271,7 +294,7 @@ static int canon(ls_func *f, ls_node *cond, char *out, size_t cap) {
       op = mirror(op);
     }
     int ri = rf_find(a, 0), ni = rf_find(a, 1), minus = 0;
-    ls_node *lb = ls_strip_casts(b);
+    ls_node *lb = sub_strip(b);
     long long v = lb && lb->ilit ? lb->ival : 0;
     int lit = lb && lb->ilit;
     if (op == CXBinaryOperator_EQ || op == CXBinaryOperator_NE)
@@ -363,9 +386,9 @@ int ls_rank_fact(ls_func *f, ls_node *cond) {
  * rank facts) */
 static int of_color(ls_program *p, ls_func *f, ls_node *cond, ls_node *color) {
   char kc[512], kk[512];
-  ls_node *c = ls_strip_casts(cond);
+  ls_node *c = sub_strip(cond);
   while (c && c->kind == CXCursor_UnaryOperator && c->op == CXUnaryOperator_LNot && c->nkids == 1)
-    c = ls_strip_casts(c->kids[0]);
+    c = sub_strip(c->kids[0]);
   if (key(color, kk, sizeof kk)) {
     if (key(c, kc, sizeof kc) && !strcmp(kc, kk))
       return 1;
@@ -486,9 +509,334 @@ static const struct split *split_of(ls_func *f, ls_node *cond, ls_node *comm) {
   return got;
 }
 
+/* ---- the writes that reach a branch along the ways through one write ----
+ * A local communicator is judged by each write of it that reaches the branch (a split, a
+ * dup, an assignment), and the condition by the writes of its variables that reach the
+ * branch along the ways through that one: `if (n > MAX) { parts = MAX; split(world, rank <
+ * MAX, &c); } else { parts = n; dup(world, &c); } if (rank < parts)` is the color along the
+ * split and `rank < n`, true on every rank, along the dup. */
+enum { W_NONE, W_VALUE, W_OTHER };
+#define RW_MAX 8
+struct rw {
+  ls_node *val[RW_MAX];
+  int n;
+  int self;    /* a way on which no write comes: the value the function began with */
+  int other;   /* a write not followed (++, its address handed on), or too many */
+  int between; /* a write after the one the ways pass */
+};
+
+static int is_creator(const ls_node *n) {
+  const char *kn = n->kind == CXCursor_CallExpr && n->ent && n->ent->rule ? n->ent->rule->kind_name : NULL;
+  return kn && (!strcmp(kn, "comm_split") || !strcmp(kn, "comm_dup") || !strcmp(kn, "comm_create"));
+}
+
+/* the call under n that makes a communicator into &v (rules role out_comm) */
+static ls_node *creator_of(ls_node *n, const ls_entity *v) {
+  if (!n)
+    return NULL;
+  if (is_creator(n)) {
+    int oi = arg_role(n, LS_ROLE_OUT_COMM), level = 1;
+    if (oi >= 0 && ls_target_of(n->kids[oi], &level) == v && level <= 0)
+      return n;
+  }
+  for (unsigned i = 0; i < n->nkids; i++) {
+    ls_node *c = creator_of(n->kids[i], v);
+    if (c)
+      return c;
+  }
+  return NULL;
+}
+
+/* what item `it` does to v: W_VALUE `v = e` or `T v = e` (*val = e), or a communicator made
+ * into &v (*val = the call); W_OTHER any other write */
+static int item_write(ls_node *it, const ls_entity *v, ls_node **val) {
+  unsigned how = LS_WR_ASSIGN | LS_WR_DECL;
+  if (!ls_writes_of(it, v, how, 1))
+    return W_NONE;
+  int level = 0;
+  ls_node *c = creator_of(it, v);
+  if (c) {
+    *val = c;
+    return ls_writes_of(it, v, how, 2) == 1 ? W_VALUE : W_OTHER;
+  }
+  if (it->kind == CXCursor_VarDecl && it->ent == v && it->nkids)
+    *val = it->kids[it->nkids - 1];
+  else if (it->kind == CXCursor_BinaryOperator && it->op == CXBinaryOperator_Assign && it->nkids == 2 &&
+           ls_target_of(it->kids[0], &level) == v && level == 0)
+    *val = it->kids[1];
+  else
+    return W_OTHER;
+  return ls_writes_of(*val, v, how, 1) ? W_OTHER : W_VALUE;
+}
+
+static void rw_add(struct rw *r, ls_node *val) {
+  for (int i = 0; i < r->n; i++)
+    if (r->val[i] == val)
+      return;
+  if (r->n == RW_MAX)
+    r->other = 1;
+  else
+    r->val[r->n++] = val;
+}
+
+struct rw_at {
+  ls_block *k;
+  int after; /* the way has passed `via` (going back from bb, `via` is behind) */
+  int top;   /* the items of k still to read: [0, top) */
+};
+
+/* The writes of v that reach the end of bb's items along the ways that pass item `at` of
+ * block `via` (NULL: all ways): the last one before bb on each way, after `at` or before it. */
+static void reaching(ls_func *f, const ls_entity *v, ls_block *bb, ls_block *via, int at, struct rw *r) {
+  int maxid = 0;
+  for (int i = 0; i < f->nblocks; i++)
+    if (f->blocks[i]->id > maxid)
+      maxid = f->blocks[i]->id;
+  size_t m = (size_t)maxid + 1;
+  char *fwd = calloc(m, 1), *seen = calloc(2 * m, 1); /* seen[phase * m + id] */
+  struct rw_at *stk = malloc((2 * (size_t)f->nblocks + 2) * sizeof *stk);
+  if (!fwd || !seen || !stk)
+    abort();
+  int sp = 0;
+  if (via) { /* the blocks a way from `via` passes */
+    ls_block **q = malloc(((size_t)f->nblocks + 1) * sizeof *q);
+    if (!q)
+      abort();
+    int qn = 0;
+    if (via->id >= 0 && via->id <= maxid) {
+      fwd[via->id] = 1;
+      q[qn++] = via;
+    }
+    while (qn) {
+      ls_block *k = q[--qn];
+      for (int i = 0; i < k->nsucc; i++) {
+        ls_block *t = k->succ[i];
+        if (t->id >= 0 && t->id <= maxid && !fwd[t->id] && qn < f->nblocks) {
+          fwd[t->id] = 1;
+          q[qn++] = t;
+        }
+      }
+    }
+    free(q);
+  }
+  if (bb->id >= 0 && bb->id <= maxid && (!via || fwd[bb->id])) {
+    seen[(via ? m : 0) + (size_t)bb->id] = 1;
+    stk[sp++] = (struct rw_at){bb, via ? 1 : 0, bb->nitems};
+  } else
+    r->other = 1;
+  while (sp && !r->other) {
+    struct rw_at s = stk[--sp];
+    int lo = 0, found = 0;
+    ls_node *val = NULL;
+    if (s.after && s.k == via)
+      lo = at + 1;
+    for (int j = s.top - 1; j >= lo && !found; j--) {
+      int w = item_write(s.k->items[j], v, &val);
+      if (w == W_OTHER)
+        r->other = 1;
+      found = w != W_NONE;
+    }
+    if (found) {
+      rw_add(r, val);
+      r->between |= s.after;
+      continue;
+    }
+    if (s.after && s.k == via) { /* on before the one the ways pass */
+      s.after = 0;
+      for (int j = at - 1; j >= 0 && !found; j--) {
+        int w = item_write(s.k->items[j], v, &val);
+        if (w == W_OTHER)
+          r->other = 1;
+        found = w != W_NONE;
+      }
+      if (found) {
+        rw_add(r, val);
+        continue;
+      }
+    }
+    if (!s.k->npred && !s.after)
+      r->self = 1;
+    for (int i = 0; i < s.k->npred; i++) {
+      ls_block *t = s.k->pred[i];
+      size_t at_id = (s.after ? m : 0) + (size_t)t->id;
+      if (t->id < 0 || t->id > maxid || seen[at_id] || (s.after && !fwd[t->id]))
+        continue;
+      seen[at_id] = 1;
+      stk[sp++] = (struct rw_at){t, s.after, t->nitems};
+    }
+  }
+  free(fwd);
+  free(seen);
+  free(stk);
+}
+
+/* the variables n reads (locals and parameters), up to cap */
+static void read_vars(ls_node *n, const ls_entity **v, int *nv, int cap) {
+  if (!n)
+    return;
+  if (n->kind == CXCursor_DeclRefExpr && n->ent && (n->ent->kind == LS_ENT_VAR || n->ent->kind == LS_ENT_PARAM)) {
+    for (int i = 0; i < *nv; i++)
+      if (v[i] == n->ent)
+        return;
+    if (*nv < cap)
+      v[(*nv)++] = n->ent;
+    return;
+  }
+  for (unsigned i = 0; i < n->nkids; i++)
+    read_vars(n->kids[i], v, nv, cap);
+}
+
+/* e is a rank or size the rank facts know (written only by its query) */
+static int rf_is(ls_func *f, const ls_entity *e) {
+  rf_load(f);
+  for (int i = 0; i < rf.nr; i++)
+    if (rf.rank[i] == e)
+      return 1;
+  for (int i = 0; i < rf.nn; i++)
+    if (rf.size[i] == e)
+      return 1;
+  return 0;
+}
+
+/* a value that means the same wherever it is read in f: literals, rank facts, and locals or
+ * parameters f never writes after their declaration */
+static int stable(ls_func *f, ls_node *n) {
+  n = ls_strip_casts(n);
+  if (!n)
+    return 0;
+  if (n->kind == CXCursor_IntegerLiteral || (n->kind == CXCursor_DeclRefExpr && n->ilit))
+    return 1;
+  if (n->kind == CXCursor_DeclRefExpr)
+    return n->ent && (n->ent->kind == LS_ENT_VAR || n->ent->kind == LS_ENT_PARAM) &&
+           (rf_is(f, n->ent) || !ls_writes_of(f->body, n->ent, LS_WR_ASSIGN, 1));
+  if (n->kind != CXCursor_BinaryOperator && n->kind != CXCursor_UnaryOperator && n->kind != CXCursor_ConditionalOperator)
+    return 0;
+  if (n->kind == CXCursor_UnaryOperator && ls_unary_may_write(n))
+    return 0;
+  for (unsigned i = 0; i < n->nkids; i++)
+    if (!stable(f, n->kids[i]))
+      return 0;
+  return 1;
+}
+
+static int item_of(const ls_block *k, const ls_node *x) {
+  for (int i = 0; i < k->nitems; i++)
+    if (contains(k->items[i], x))
+      return i;
+  return -1;
+}
+
+/* Through the writes of a local communicator that reach the branch on cond: 1 on each way the
+ * condition is a function of that write's split color (or, for a dup, an assignment, a
+ * create, decided by the rank facts) and the same function on every member's way; 0 not;
+ * -1 not judged here (not a local, the branch or a write not placed). A variable of the
+ * color must keep its value from the split to the branch; any other variable of the
+ * condition is read as each write of it that reaches the branch along the ways through the
+ * communicator's write, where that write's value is stable (else as itself: compared only
+ * where the color test's uniform side allows). */
+static int guarded_by_writes(ls_program *p, ls_func *f, ls_node *cond, ls_node *comm) {
+  int level = 0;
+  ls_entity *e = comm ? ls_target_of(comm, &level) : NULL;
+  ls_block *bb = f && e && level == 0 && e->kind == LS_ENT_VAR ? block_of(f, cond, 1) : NULL;
+  if (!bb)
+    return -1;
+  struct rw d = {{0}, 0, 0, 0, 0};
+  reaching(f, e, bb, NULL, 0, &d);
+  if (d.other || d.self || !d.n)
+    return -1;
+  enum { NV = 8, COMBOS = 16 };
+  const ls_entity *cv[NV];
+  int ncv = 0;
+  read_vars(cond, cv, &ncv, NV);
+  for (int i = 0; i < d.n; i++) {
+    ls_node *w = d.val[i], *color = NULL;
+    if (w->kind == CXCursor_CallExpr && is_creator(w) && !strcmp(w->ent->rule->kind_name, "comm_split")) {
+      for (size_t k = 0; k < nsplits && !color; k++)
+        if (splits[k].call == w)
+          color = splits[k].color;
+      if (!color)
+        return 0;
+    }
+    ls_block *gb = block_of(f, w, 0);
+    int at = gb ? item_of(gb, w) : -1;
+    if (at < 0)
+      return -1;
+    const ls_entity *kv[NV];
+    int nkv = 0;
+    read_vars(color, kv, &nkv, NV);
+    for (int j = 0; j < nkv; j++) {
+      struct rw r = {{0}, 0, 0, 0, 0};
+      if (rf_is(f, kv[j]))
+        continue;
+      reaching(f, kv[j], bb, gb, at, &r);
+      if (r.between || r.other)
+        return 0;
+    }
+    /* the values each other variable of cond may hold at the branch */
+    ls_node *opt[NV][RW_MAX + 1];
+    int nopt[NV], nsv = 0, combos = 1;
+    const ls_entity *sv[NV];
+    for (int j = 0; j < ncv; j++) {
+      int inK = 0;
+      for (int t = 0; t < nkv; t++)
+        inK |= kv[t] == cv[j];
+      if (inK || rf_is(f, cv[j]))
+        continue;
+      struct rw r = {{0}, 0, 0, 0, 0};
+      reaching(f, cv[j], bb, gb, at, &r);
+      int ok = !r.other && r.n;
+      for (int t = 0; ok && t < r.n; t++)
+        ok = stable(f, r.val[t]);
+      if (!ok || combos * (r.n + r.self) > COMBOS)
+        continue;
+      sv[nsv] = cv[j];
+      nopt[nsv] = 0;
+      for (int t = 0; t < r.n; t++)
+        opt[nsv][nopt[nsv]++] = r.val[t];
+      if (r.self)
+        opt[nsv][nopt[nsv]++] = NULL;
+      combos *= nopt[nsv++];
+    }
+    char first[512] = "", k[512];
+    int res = 1;
+    for (int c = 0; c < combos && res; c++) {
+      sub.n = 0;
+      int q = c; /* combination c: digit j (base nopt[j]) picks variable j's value */
+      for (int j = 0; j < nsv; j++) {
+        ls_node *val = opt[j][q % nopt[j]];
+        q /= nopt[j];
+        if (val && sub.n < SUB_MAX) {
+          sub.var[sub.n] = sv[j];
+          sub.val[sub.n++] = val;
+        }
+      }
+      int r = canon(f, cond, k, sizeof k);
+      if (r >= 0)
+        snprintf(k, sizeof k, "#%d", r);
+      else if (r == -2)
+        snprintf(k, sizeof k, "?%d", c); /* no key: equal to no other way's */
+      if (color)
+        res = of_color(p, f, cond, color);
+      else
+        res = r >= 0;
+      if (c == 0)
+        snprintf(first, sizeof first, "%s", k);
+      else if (strcmp(first, k))
+        res = 0; /* members on different ways would test different things */
+    }
+    sub.n = 0;
+    if (!res)
+      return 0;
+  }
+  return 1;
+}
+
 int ls_split_guarded_comm(ls_program *p, ls_func *f, ls_node *cond, ls_node *comm) {
   if (scanned != p)
     ls_split_scan(p);
+  int r = guarded_by_writes(p, f, cond, comm);
+  if (r >= 0)
+    return r;
   const struct split *s = split_of(f, cond, comm);
   return s && of_color(p, f, cond, s->color);
 }
