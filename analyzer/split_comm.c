@@ -5,8 +5,11 @@
  * sides runs on a communicator split (rules kind comm_split, roles color / out_comm) with a
  * color the condition is a function of: the color expression itself, its negation, or a
  * comparison of it with a value that does not depend on the rank. Expressions are compared
- * by structure (variables by identity); the color's variables are assumed unchanged between
- * the split and the branch. A color `p ? 0 : 1` stands for p. A helper call counts when every
+ * by structure (variables by identity). A local communicator is judged by each of its writes
+ * that reach the branch (guarded_by_writes), with the condition's variables read as what
+ * reaches it along that write's ways and the color's checked unchanged since the split; other
+ * communicators by their split alone, the color's variables assumed unchanged. A color
+ * `p ? 0 : 1` stands for p. A helper call counts when every
  * collective it issues (helpers it calls included) runs on communicators its parameters
  * receive, and the arguments there are such split communicators.
  * Rank facts (ls_rank_fact, also used to match a condition with a color): a rank r of a
