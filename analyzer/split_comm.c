@@ -1047,7 +1047,7 @@ static int resplit_in(ls_func *f, const ls_entity *e, const ls_entity *h) {
  * branches whose conditions are uniform per E (P included), is the same on all of E's members
  * even where it differs across the world (recursive bisection's bounds). A branch or loop on
  * such values whose collectives all go to E does not divide E. What a collective delivers the
- * same to every rank (rules' uniform_sources: MPI_Allreduce, MPI_Bcast, MPI_Allgather) on E is
+ * same to every rank (rules: "received": "uniform", MPI_Allreduce, MPI_Bcast) on E is
  * uniform per E too (the members of a later E are members of the earlier one); a prefix
  * (MPI_Scan) or a result on another communicator is not. Greatest fixed point over the writes
  * of the locals: a write stays uniform per E until it reads a rank value that is not, is under
@@ -1173,14 +1173,10 @@ static void u_add(struct uctx *x, ls_block *k, int j, int var, ls_node *rhs, int
 
 static ls_entity *coll_comm(ls_node *c);
 
-/* argument i of collective c delivers the same value to every rank of its communicator */
-static int delivers_uniform(const ls_program *p, const ls_node *c, int i) {
-  for (int s = 0; c->text && s < p->rules->nsrcs; s++) {
-    const ls_rule_src *r = &p->rules->srcs[s];
-    if (r->uniform && r->out_arg == i && !strcmp(r->call, c->text))
-      return 1;
-  }
-  return 0;
+/* receive buffer i of collective c gets the same value on every rank of its communicator */
+static int delivers_uniform(const ls_node *c, int i) {
+  const ls_rule_fn *r = c->ent ? c->ent->rule : NULL;
+  return r && r->received_uniform && i < r->nargs && r->roles[i] == LS_ROLE_RECVBUF;
 }
 
 /* the writes of the judged locals under n (item j of block k) */
@@ -1227,7 +1223,7 @@ static void u_collect(struct uctx *x, ls_block *k, int j, ls_node *n, int in_lam
           (i = u_index(x, ls_target_of(arg->kids[0], &level))) >= 0) {
         if (ro == LS_ROLE_SENDBUF)
           continue; /* only read */
-        if (delivers_uniform(x->p, n, (int)a) && coll_comm(n) == x->comm) {
+        if (delivers_uniform(n, (int)a) && coll_comm(n) == x->comm) {
           u_add(x, k, j, i, NULL, 0, 1);
           continue;
         }

@@ -599,13 +599,7 @@ struct bcast_into {
 };
 
 static int delivers_alike(const ls_rule_fn *rule) {
-  static const char *const ops[] = {"bcast", "broadcast", "allreduce", "allgather", "allgatherv"};
-  if (!rule || rule->kind != LS_KIND_COLLECTIVE || !rule->op)
-    return 0;
-  for (size_t i = 0; i < sizeof ops / sizeof *ops; i++)
-    if (!strcmp(rule->op, ops[i]))
-      return 1;
-  return 0;
+  return rule && rule->kind == LS_KIND_COLLECTIVE && rule->received_uniform;
 }
 
 static void bcast_build(struct run *r) {
@@ -814,8 +808,10 @@ static void apply(struct run *r, const uint64_t *st, ls_node *n) {
     if (!e)
       return;
     if (e->rule) {
+      /* a receive buffer holds this rank's own part unless the rules say every rank gets the
+       * same (a prefix, a scatter, a rooted result, a receive from a peer) */
       for (int i = 0; i < e->rule->nargs && (unsigned)i < n->nkids; i++)
-        if (e->rule->roles[i] == LS_ROLE_OUT_RANK)
+        if (e->rule->roles[i] == LS_ROLE_OUT_RANK || (e->rule->roles[i] == LS_ROLE_RECVBUF && !e->rule->received_uniform))
           out_arg(r, n->kids[i], origin_at(p, n, "rank-dependent value from "));
     }
     for (int i = 0; (e->src & LS_SRC_OUT) && i < p->rules->nsrcs; i++) {
@@ -900,7 +896,7 @@ static void fs_items(ls_program *p, ls_fs *x, const uint64_t *st, ls_node *n) {
     }
     return;
   case CXCursor_CallExpr:
-    if (n->ent && n->ent->rule && n->ent->rule->kind == LS_KIND_COLLECTIVE)
+    if (n->ent && n->ent->rule && delivers_alike(n->ent->rule))
       for (int i = 0; i < n->ent->rule->nargs && (unsigned)i < n->nkids; i++) {
         if (n->ent->rule->roles[i] != LS_ROLE_RECVBUF)
           continue;
@@ -951,7 +947,7 @@ static void path_cands(ls_vec *writes, ls_vec *paths, ls_fs *x) {
   ls_vec kill = {0};
   for (size_t i = 0; i < writes->n; i++) {
     ls_node *n = writes->v[i];
-    if (!n || n->kind != CXCursor_CallExpr || n->ent->rule->kind != LS_KIND_COLLECTIVE)
+    if (!n || n->kind != CXCursor_CallExpr || !delivers_alike(n->ent->rule))
       continue;
     for (int k = 0; k < n->ent->rule->nargs && (unsigned)k < n->nkids; k++) {
       ls_entity *t = n->ent->rule->roles[k] == LS_ROLE_RECVBUF ? whole_object(n->kids[k]) : NULL;
@@ -1071,11 +1067,15 @@ static void fs_step(ls_program *p, ls_fs *x, ls_node *n, uint64_t *st, const ls_
         enum ls_role ro = e->rule->roles[i];
         if (ro == LS_ROLE_OUT_RANK && (t = fs_out_target(n->kids[i])))
           ls_fs_set(st, t, 1);
-        if (ro == LS_ROLE_RECVBUF && e->rule->kind == LS_KIND_COLLECTIVE && (t = fs_target(n->kids[i], 1)))
-          ls_fs_set(st, t, 0); /* what a collective delivers is the same on every rank */
-        if (ro == LS_ROLE_RECVBUF && e->rule->kind == LS_KIND_COLLECTIVE && x->pcands.n &&
-            (t = whole_object(n->kids[i])))
-          paths_set(x, st, t, NULL, 0);
+        if (ro != LS_ROLE_RECVBUF)
+          continue;
+        /* what an allreduce or a broadcast delivers is the same on every rank; a prefix's,
+         * a scatter's or a rooted reduction's is this rank's own */
+        int own = !delivers_alike(e->rule);
+        if ((t = fs_target(n->kids[i], 1)))
+          ls_fs_set(st, t, own);
+        if (x->pcands.n && (t = whole_object(n->kids[i])))
+          paths_set(x, st, t, NULL, own);
       }
     for (int i = 0; (e->src & LS_SRC_OUT) && i < p->rules->nsrcs; i++) {
       const ls_rule_src *r = &p->rules->srcs[i];

@@ -103,8 +103,12 @@ static int load_fn(ls_rules *r, ls_arena *a, struct ctx *c, const cJSON *fn, ls_
   get_str(c, fn, "doc", 0, &err);
   const char *ret = get_str(c, fn, "returns", 0, &err);
   const char *variant = get_str(c, fn, "variant", 0, &err);
+  const char *received = get_str(c, fn, "received", 0, &err);
   if (err)
     return -1;
+  if (received && strcmp(received, "uniform") && strcmp(received, "per_rank"))
+    return fail(c, "\"received\" must be \"uniform\" or \"per_rank\"");
+  out->received_uniform = received && !strcmp(received, "uniform");
   out->name = ls_strdup(a, name);
   out->kind_name = ls_strdup(a, kind);
   out->api = api;

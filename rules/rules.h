@@ -49,6 +49,10 @@ typedef struct ls_rule_fn {
   const char *returns;      /* C return type, NULL when absent */
   ls_rule_arg *args;        /* nargs of them */
   int seq_member;           /* kind collective, or `"collective": true` (communicator creation) */
+  /* `received`: what the call leaves in its recvbuf arguments is the same on every rank of
+   * its communicator ("uniform": an allreduce, a broadcast); 0: it may differ by rank
+   * ("per_rank", and when absent: a prefix, a scatter's part, a rooted reduction's result) */
+  int received_uniform;
   int nargs;
   enum ls_role *roles;
   /* `in_place`: when argument in_place_buf is spelled in_place_value (MPI_IN_PLACE), the
