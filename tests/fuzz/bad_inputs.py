@@ -124,6 +124,8 @@ RULES = [
      ': error: functions[0].args[1]: "role" must be a non-empty string'),
     ("in-place", '{"functions": [{"name": "f", "kind": "p2p", "args": [{"name": "a"}], "in_place": {"buffer": "z"}}]}',
      ': error: functions[0]: in_place.buffer names "z", which is not an argument'),
+    ("received", '{"functions": [{"name": "f", "kind": "collective", "args": [{"name": "b", "role": "recvbuf"}], "received": "same"}]}',
+     ': error: functions[0]: "received" must be "uniform" or "per_rank"'),
     ("source-arg", '{"rank_sources": [{"call": "g", "arg": -1, "values": []}]}',
      ': error: rank_sources[0]: "arg" must be a non-negative integer'),
     ("noreturn", '{"noreturn": ["exit", 7]}', ": error: noreturn[1]: must be a non-empty string"),
