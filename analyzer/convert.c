@@ -688,6 +688,34 @@ static void enum_value(struct conv *c, CXCursor ref, ls_node *n) {
 
 /* Whether clang's evaluator can never fold n to a constant: it reads a parameter through
  * operators that evaluate all their operands (so not && || ?: , sizeof). */
+/* Whether the datatype argument at cursor index at is written as one token that names one of
+ * rf's predefined datatypes (MPI_DOUBLE, not `vec` or `types[0]`): only then is the type
+ * signature of its count known (seq.c). */
+static void basic_dtype(struct conv *c, const ls_rule_fn *rf, unsigned at, ls_node *n) {
+  /* the extent as the user wrote it: a macro's expansion location, not its definition */
+  CXSourceRange r = clang_getCursorExtent(tcur(c, at));
+  CXFile f0, f1;
+  unsigned l0, c0, l1, c1;
+  clang_getExpansionLocation(clang_getRangeStart(r), &f0, &l0, &c0, NULL);
+  clang_getExpansionLocation(clang_getRangeEnd(r), &f1, &l1, &c1, NULL);
+  n->dtype_seen = 1;
+  if (!f0 || !clang_File_isEqual(f0, f1))
+    return;
+  CXToken *toks = NULL;
+  unsigned nt = 0;
+  clang_tokenize(c->tu, clang_getRange(clang_getLocation(c->tu, f0, l0, c0), clang_getLocation(c->tu, f1, l1, c1)),
+                 &toks, &nt);
+  if (nt == 1) {
+    CXString ts = clang_getTokenSpelling(c->tu, toks[0]);
+    const char *sp = clang_getCString(ts);
+    for (int k = 0; sp && k < rf->nbasic_dtypes && !n->dtype_basic; k++)
+      n->dtype_basic = !strcmp(sp, rf->basic_dtypes[k]);
+    clang_disposeString(ts);
+  }
+  if (toks)
+    clang_disposeTokens(c->tu, toks, nt);
+}
+
 static int never_constant(const ls_node *n) {
   while (n && (n->kind == CXCursor_ParenExpr || n->kind == CXCursor_UnexposedExpr ||
                n->kind == CXCursor_CStyleCastExpr) && n->nkids == 1)
@@ -861,6 +889,10 @@ static ls_node *conv_inner(struct conv *c, unsigned ci) {
           clang_disposeTokens(c->tu, tok, 1);
         }
       }
+      if (rf && rf->basic_dtypes && rf->kind == LS_KIND_COLLECTIVE)
+        for (int i = 0; i < na && i < rf->nargs; i++)
+          if (n->kids[i] && (rf->roles[i] == LS_ROLE_DTYPE || i == rf->in_place_dtype))
+            basic_dtype(c, rf, orig[i], n->kids[i]);
       if (n->ent->rule && (n->ent->rule->kind == LS_KIND_COLLECTIVE || n->ent->rule->kind == LS_KIND_P2P)) {
         for (int i = 0; i < na && i < n->ent->rule->nargs; i++) {
           enum ls_role r = n->ent->rule->roles[i];

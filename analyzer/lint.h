@@ -76,6 +76,11 @@ typedef struct ls_node {
   uint8_t ilit : 1;         /* IntegerLiteral (or enum constant): value known, in ival */
   uint8_t ptr_result : 1;   /* CallExpr whose result is a pointer (an address, not a rank value) */
   uint8_t root_choice : 1;  /* ConditionalOperator with a rules root_designator (MPI_ROOT) as an alternative */
+  /* a datatype argument of a call whose API has derived datatypes (rules `derived_dtypes`):
+   * dtype_seen, its spelling was looked at; dtype_basic, it is one token naming a predefined
+   * datatype, whose type signature is known */
+  uint8_t dtype_seen : 1;
+  uint8_t dtype_basic : 1;
   unsigned nkids;
   struct ls_node **kids;
   const char *file; unsigned line, col; /* expansion location (what the user wrote) */

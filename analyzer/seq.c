@@ -157,40 +157,102 @@ static const char *norm_sub(ls_program *p, struct ls_sbuf *b, ls_node *n, const 
   return b->s;
 }
 
+/* ---- tokens ----
+ * A collective's token hashes its op and the texts of the arguments that must match across
+ * ranks. Root, reduction op and communicator always count; the count and datatype count
+ * only where their type signature is known. In an API with derived datatypes (MPI) that is
+ * where the datatype is spelled as a predefined one: a vector of n doubles and n doubles
+ * have one signature, and a datatype the program built or picked from an array is not
+ * compared (the call is `open`, matched by its core alone, seq.c's expanded comparison).
+ * There the arrays of one count per rank (`counts`) are not compared either: their text
+ * says nothing of what they hold. */
+struct tokacc { uint64_t h, core; int open; };
+
+static void tok_arg(struct tokacc *a, enum ls_role ro, const char *txt, uint64_t *comm) {
+  char tag[4] = {'|', (char)('a' + ro), '=', 0};
+  int sig = ro == LS_ROLE_COUNT || ro == LS_ROLE_DTYPE || ro == LS_ROLE_COUNTS;
+  if (!sig) {
+    a->core = ls_hash_str(ls_hash_str(a->core, tag), txt);
+    if (ro == LS_ROLE_COMM && comm)
+      *comm = ls_hash_str(1, txt);
+  }
+  a->h = ls_hash_str(ls_hash_str(a->h, tag), txt);
+}
+
+/* the argument node that n stands for under sub (a helper's parameter: the call's argument) */
+static const ls_node *subst(const ls_node *n, const struct ls_sub *sub) {
+  const ls_node *k = n;
+  while (k && (k->kind == CXCursor_ParenExpr || k->kind == CXCursor_UnexposedExpr) && k->nkids == 1)
+    k = k->kids[0];
+  if (!sub || !k || k->kind != CXCursor_DeclRefExpr || k->ilit || !k->ent || k->ent->kind != LS_ENT_PARAM)
+    return n;
+  for (int i = 0; i < sub->f->nparams; i++)
+    if (sub->f->params[i] == k->ent && (unsigned)i < sub->call->nkids &&
+        !ls_writes_of(sub->f->body, k->ent, LS_WR_ASSIGN, 1))
+      return subst(sub->call->kids[i], sub->up);
+  return n;
+}
+
+/* the datatype argument d leaves the call's signature open: its API has derived datatypes
+ * and d is spelled as no predefined one (a node whose spelling was not looked at, such as a
+ * helper's argument, is compared as written) */
+static int open_dtype(const ls_rule_fn *t, const ls_node *d, const struct ls_sub *sub) {
+  d = d ? subst(d, sub) : NULL;
+  return t->basic_dtypes && d && d->dtype_seen && !d->dtype_basic;
+}
+
+static uint64_t tok_end(struct tokacc *a, uint64_t *core, int *open) {
+  if (core)
+    *core = a->core | 1;
+  if (open)
+    *open = a->open;
+  return (a->open ? ls_hash_str(a->core, "|open") : a->h) | 1;
+}
+
 /* a wrapper's call (wrappers.c): each fingerprint argument of the target it forwards to, taken
- * from the call's argument for it or from the value the wrapper fixes */
-static uint64_t wrapper_token(ls_check_ctx *c, ls_node *n, const struct ls_sub *sub, uint64_t *comm, uint64_t h) {
+ * from the call's argument for it or from the value the wrapper fixes (compared as written) */
+static uint64_t wrapper_token(ls_check_ctx *c, ls_node *n, const struct ls_sub *sub, uint64_t *comm, uint64_t h,
+                              uint64_t *core, int *open) {
   const ls_rule_fn *r = n->ent->rule, *t = r->as;
+  struct tokacc a = {h, h, 0};
+  for (int i = 0; i < t->nargs; i++) {
+    int j = r->as_arg[i];
+    if (t->roles[i] == LS_ROLE_DTYPE && j >= 0 && (unsigned)j < n->nkids && open_dtype(t, n->kids[j], sub))
+      a.open = 1;
+  }
   for (int i = 0; i < t->nargs; i++) {
     enum ls_role ro = t->roles[i];
     if (!(ro == LS_ROLE_COUNT || ro == LS_ROLE_DTYPE || ro == LS_ROLE_ROOT || ro == LS_ROLE_REDOP || ro == LS_ROLE_COMM ||
-          ro == LS_ROLE_COUNTS))
+          ro == LS_ROLE_COUNTS) ||
+        (ro == LS_ROLE_COUNTS && t->basic_dtypes))
       continue;
     int j = r->as_arg[i];
     const char *txt = j >= 0 && (unsigned)j < n->nkids ? norm_sub(c->p, &c->nbuf, n->kids[j], sub)
                       : r->as_fixed ? r->as_fixed[i] : NULL;
     if (!txt)
       continue;
-    char tag[4] = {'|', (char)('a' + ro), '=', 0};
-    h = ls_hash_str(h, tag);
-    h = ls_hash_str(h, txt);
-    if (ro == LS_ROLE_COMM && comm)
-      *comm = ls_hash_str(1, txt);
+    tok_arg(&a, ro, txt, comm);
   }
-  return h | 1;
+  return tok_end(&a, core, open);
 }
 
-/* a collective's token (op and fingerprint argument texts); *comm: its communicator's text hash */
-static uint64_t coll_token(ls_check_ctx *c, ls_node *n, const struct ls_sub *sub, uint64_t *comm) {
+/* a collective's token (op and fingerprint argument texts); *comm: its communicator's text
+ * hash; *core: the token without count and datatype; *open: its signature is not compared */
+static uint64_t coll_token(ls_check_ctx *c, ls_node *n, const struct ls_sub *sub, uint64_t *comm, uint64_t *core,
+                           int *open) {
   const ls_rule_fn *r = n->ent->rule;
   uint64_t h = ls_hash_str(0, r->op);
   if (comm)
     *comm = 0;
   if (r->as) /* a wrapper: the target's arguments in its order, as a direct call hashes them */
-    return wrapper_token(c, n, sub, comm, h);
+    return wrapper_token(c, n, sub, comm, h, core, open);
   int inplace = r->in_place_buf >= 0 && r->in_place_value && (unsigned)r->in_place_buf < n->nkids &&
                 n->kids[r->in_place_buf] && ls_nx(n->kids[r->in_place_buf])->spell &&
                 !strcmp(ls_nx(n->kids[r->in_place_buf])->spell, r->in_place_value);
+  struct tokacc a = {h, h, 0};
+  for (int i = 0; i < r->nargs && (unsigned)i < n->nkids; i++)
+    if ((inplace ? i == r->in_place_dtype : r->roles[i] == LS_ROLE_DTYPE) && open_dtype(r, n->kids[i], sub))
+      a.open = 1;
   for (int i = 0; i < r->nargs && (unsigned)i < n->nkids; i++) {
     enum ls_role ro = r->roles[i];
     if (inplace) { /* the library ignores count/dtype here and reads these instead */
@@ -201,22 +263,18 @@ static uint64_t coll_token(ls_check_ctx *c, ls_node *n, const struct ls_sub *sub
       else if (i == r->in_place_dtype)
         ro = LS_ROLE_DTYPE;
     }
+    if (ro == LS_ROLE_COUNTS && r->basic_dtypes)
+      continue;
     if (ro == LS_ROLE_COUNT || ro == LS_ROLE_DTYPE || ro == LS_ROLE_ROOT || ro == LS_ROLE_REDOP || ro == LS_ROLE_COMM ||
-        ro == LS_ROLE_COUNTS) {
-      char tag[4] = {'|', (char)('a' + ro), '=', 0};
-      const char *t = norm_sub(c->p, &c->nbuf, n->kids[i], sub);
-      h = ls_hash_str(h, tag);
-      h = ls_hash_str(h, t);
-      if (ro == LS_ROLE_COMM && comm)
-        *comm = ls_hash_str(1, t);
-    }
+        ro == LS_ROLE_COUNTS)
+      tok_arg(&a, ro, norm_sub(c->p, &c->nbuf, n->kids[i], sub), comm);
   }
-  return h | 1;
+  return tok_end(&a, core, open);
 }
 
 int ls_event_token(ls_check_ctx *c, ls_node *n, uint64_t *tok) {
   if (ls_is_coll(n)) {
-    *tok = coll_token(c, n, NULL, NULL);
+    *tok = coll_token(c, n, NULL, NULL, NULL, NULL);
     return 1;
   }
   if (ls_is_helper_call(n)) {
@@ -224,6 +282,19 @@ int ls_event_token(ls_check_ctx *c, ls_node *n, uint64_t *tok) {
     return 1;
   }
   return 0;
+}
+
+int ls_events_match(ls_check_ctx *c, ls_node *a, ls_node *b) {
+  uint64_t ta = 0, tb = 0, ca, cb;
+  int oa, ob;
+  if (ls_is_coll(a) && ls_is_coll(b)) {
+    ta = coll_token(c, a, NULL, NULL, &ca, &oa);
+    tb = coll_token(c, b, NULL, NULL, &cb, &ob);
+    return ta == tb || (ca == cb && (oa || ob));
+  }
+  ls_event_token(c, a, &ta);
+  ls_event_token(c, b, &tb);
+  return ta == tb;
 }
 
 /* ---- alternatives compared by what they issue ----
@@ -235,7 +306,16 @@ int ls_event_token(ls_check_ctx *c, ls_node *n, uint64_t *tok) {
  * paths are expanded: a nested branch whose alternatives expand alike, no loop that issues
  * collectives, no exit; bounded in calls, depth and blocks. */
 #define XMAX 32
-struct xlist { uint64_t tok[XMAX], comm[XMAX]; int n; };
+/* per call: its token, communicator, core (the token without count and datatype) and
+ * whether its signature is open (matched by the core alone) */
+struct xlist { uint64_t tok[XMAX], comm[XMAX], core[XMAX]; unsigned char open[XMAX]; int n; };
+
+static void x_push(struct xlist *out, const struct xlist *from, int i) {
+  out->tok[out->n] = from->tok[i];
+  out->comm[out->n] = from->comm[i];
+  out->core[out->n] = from->core[i];
+  out->open[out->n++] = from->open[i];
+}
 
 static int expand(ls_check_ctx *c, ls_block *k, ls_block *stop, const struct ls_sub *sub, struct xlist *out, int depth);
 
@@ -245,8 +325,9 @@ static int x_items(ls_check_ctx *c, ls_block *k, const struct ls_sub *sub, struc
     if (ls_is_coll(n)) {
       if (out->n >= XMAX)
         return 0;
-      out->tok[out->n] = coll_token(c, n, sub, &out->comm[out->n]);
-      out->n++;
+      int open;
+      out->tok[out->n] = coll_token(c, n, sub, &out->comm[out->n], &out->core[out->n], &open);
+      out->open[out->n++] = (unsigned char)open;
     } else if (ls_is_helper_call(n)) {
       ls_func *g = n->ent->def, *save = c->f;
       if (depth >= 4 || g == save) /* recursion ends at the depth bound */
@@ -379,6 +460,41 @@ static long long trips(ls_func *f, ls_block *k) {
   return k->trips1 <= 1 ? -1 : k->trips1 - 2;
 }
 
+/* The loop at k issues nothing on its way around: no block its body reaches before k or
+ * the loop's exit J holds a collective or a helper call, or returns (an error exit may). The
+ * hashes cannot tell inside an outer loop that issues collectives: there the body's sequence
+ * stops at k and the exit's goes on around the outer loop. Bounded like the other walks. */
+static int loop_quiet(ls_check_ctx *c, ls_block *k, ls_block *J) {
+  ls_func *f = c->f;
+  ls_block **stk = malloc(((size_t)f->nblocks + 1) * sizeof *stk);
+  if (!stk)
+    abort();
+  unsigned g = ++c->gen;
+  int sp = 0, ok = 1, budget = 512;
+  k->mark = J->mark = g;
+  for (int i = 0; i < k->nsucc; i++)
+    if (k->succ[i]->mark != g) {
+      k->succ[i]->mark = g;
+      stk[sp++] = k->succ[i];
+    }
+  while (sp && ok) {
+    ls_block *b = stk[--sp];
+    if (--budget < 0 || b == f->exit || b == f->vexit)
+      ok = 0;
+    if (b == f->abort_blk || b == f->killall)
+      continue;
+    for (int i = 0; i < b->nitems && ok; i++)
+      ok = !ls_is_coll(b->items[i]) && !ls_is_helper_call(b->items[i]);
+    for (int i = 0; i < b->nsucc && ok; i++)
+      if (b->succ[i]->mark != g) {
+        b->succ[i]->mark = g;
+        stk[sp++] = b->succ[i];
+      }
+  }
+  free(stk);
+  return ok;
+}
+
 static int expand(ls_check_ctx *c, ls_block *k, ls_block *stop, const struct ls_sub *sub, struct xlist *out, int depth) {
   ls_func *f = c->f;
   while (k && k != stop) {
@@ -403,16 +519,14 @@ static int expand(ls_check_ctx *c, ls_block *k, ls_block *stop, const struct ls_
       if (!expand(c, k->succ[0], k, sub, &body, depth) || (body.n && t * body.n > XMAX - out->n))
         return 0;
       for (long long r = 0; r < t; r++)
-        for (int i = 0; i < body.n; i++) {
-          out->tok[out->n] = body.tok[i];
-          out->comm[out->n++] = body.comm[i];
-        }
+        for (int i = 0; i < body.n; i++)
+          x_push(out, &body, i);
       k = k->succ[1];
       continue;
     }
     if (k->is_loop) { /* another loop: only one that issues nothing */
       struct ls_seq sj = ls_seq_of(c, J);
-      for (int i = 0; i < k->nsucc; i++) {
+      for (int i = 0; i < k->nsucc && !loop_quiet(c, k, J); i++) {
         struct ls_seq x = ls_seq_of(c, k->succ[i]);
         if (x.len != sj.len || x.h != sj.h || x.ends != sj.ends)
           return 0;
@@ -439,15 +553,14 @@ static int expand(ls_check_ctx *c, ls_block *k, ls_block *stop, const struct ls_
     for (int i = 0; i < first.n; i++) {
       if (out->n >= XMAX)
         return 0;
-      out->tok[out->n] = first.tok[i];
-      out->comm[out->n++] = first.comm[i];
+      x_push(out, &first, i);
     }
     k = J;
   }
   return 1;
 }
 
-/* a's calls on communicator m, in order, equal b's */
+/* a's calls on communicator m, in order, equal b's (a call whose signature is open: by its core) */
 static int same_on(const struct xlist *a, const struct xlist *b, uint64_t m) {
   int i = 0, j = 0;
   for (;;) {
@@ -457,8 +570,9 @@ static int same_on(const struct xlist *a, const struct xlist *b, uint64_t m) {
       j++;
     if (i >= a->n || j >= b->n)
       return i >= a->n && j >= b->n;
-    if (a->tok[i++] != b->tok[j++])
+    if (a->tok[i] != b->tok[j] && (a->core[i] != b->core[j] || !(a->open[i] || b->open[j])))
       return 0;
+    i++, j++;
   }
 }
 

@@ -610,6 +610,54 @@ static int str_list(ls_arena *a, struct ctx *c, const cJSON *root, const char *k
   return 0;
 }
 
+/* `derived_dtypes`: {untyped?: [NAME...]} (SCHEMA.md); the file's functions get the names of
+ * its enums.dtype that are not untyped as their basic datatypes. */
+static int load_derived_dtypes(ls_rules *r, ls_arena *a, struct ctx *c, const cJSON *root, const ls_rules_file *f,
+                               int first_fn) {
+  const cJSON *dd = cJSON_GetObjectItemCaseSensitive(root, "derived_dtypes");
+  if (!dd)
+    return 0;
+  snprintf(c->key, sizeof c->key, "derived_dtypes");
+  const cJSON *un = cJSON_IsObject(dd) ? cJSON_GetObjectItemCaseSensitive(dd, "untyped") : NULL;
+  if (!cJSON_IsObject(dd) || (un && !cJSON_IsArray(un))) {
+    fail(c, "must be an object {untyped?: [datatype names]}");
+    return -1;
+  }
+  const ls_rule_enums *e = NULL;
+  for (int i = 0; i < f->nenums && !e; i++)
+    if (!strcmp(f->enums[i].name, "dtype"))
+      e = &f->enums[i];
+  if (!e) {
+    fail(c, "needs \"enums\".\"dtype\": the predefined datatypes");
+    return -1;
+  }
+  const cJSON *it;
+  cJSON_ArrayForEach(it, un) {
+    int known = 0;
+    for (int k = 0; cJSON_IsString(it) && k < e->n; k++)
+      known |= !strcmp(e->v[k].name, it->valuestring);
+    if (!known) {
+      fail(c, "\"untyped\" must hold only names of \"enums\".\"dtype\"");
+      return -1;
+    }
+  }
+  const char **v = ls_alloc(a, (size_t)(e->n + 1) * sizeof *v);
+  int n = 0;
+  for (int k = 0; k < e->n; k++) {
+    int skip = 0;
+    cJSON_ArrayForEach(it, un) {
+      skip |= !strcmp(e->v[k].name, it->valuestring);
+    }
+    if (!skip)
+      v[n++] = e->v[k].name;
+  }
+  for (int k = first_fn; k < r->nfns; k++) {
+    r->fns[k].basic_dtypes = v;
+    r->fns[k].nbasic_dtypes = n;
+  }
+  return 0;
+}
+
 int ls_rules_load(ls_rules *r, ls_arena *a, const char *path) {
   struct ctx c = {.path = path, .errs = r->errs ? r->errs : stderr};
   ls_rules_file file = {.path = ls_strdup(a, path)};
@@ -780,6 +828,8 @@ int ls_rules_load(ls_rules *r, ls_arena *a, const char *path) {
   }
   const cJSON *en = cJSON_GetObjectItemCaseSensitive(root, "enums");
   if (en && load_enums(a, &c, en, &file))
+    goto out;
+  if (load_derived_dtypes(r, a, &c, root, &file, first_fn))
     goto out;
   if (!fns && !r->nsrcs && !r->nnoreturn && !host && !cJSON_GetObjectItemCaseSensitive(root, "allocators")) {
     c.key[0] = 0;

@@ -59,6 +59,12 @@ typedef struct ls_rule_fn {
    * fingerprint takes count/dtype from these arguments instead (-1: none) */
   int in_place_buf, in_place_count, in_place_dtype;
   const char *in_place_value;
+  /* top-level `derived_dtypes` of its file: an argument with role dtype may name a datatype
+   * the program built, so lint compares counts and datatypes of two calls only where each
+   * datatype is spelled as one of these predefined names (enums.dtype less `untyped`);
+   * NULL: every datatype is one of the API's own (NCCL), compared as written */
+  const char *const *basic_dtypes;
+  int nbasic_dtypes;
   /* A wrapper (a `wrappers` entry, or a thin wrapper lint found): the API function it
    * forwards to, whose kind, op, api and seq_member it has; its args and roles are at the
    * wrapper's own parameters. NULL: an entry point of the API. */

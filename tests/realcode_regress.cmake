@@ -42,6 +42,18 @@ if(LOCKSTEP_ANALYZER AND TARGET lockstep)
     endif()
   endforeach()
 
+  # rules `derived_dtypes` decides it: without the key mpich_coll_signatures.c's derived types
+  # are compared as written again (its first Scatter reported), and an `untyped` name must be
+  # one of enums.dtype
+  set(_rc_sig ${PROJECT_SOURCE_DIR}/tests/realcode/mpich_coll_signatures.c)
+  string(REPLACE ";" " " _rc_flags_s "${_rc_flags}")
+  ls_test(realcode.derived_dtypes_key TIMEOUT 60 LABELS realcode lint
+          COMMAND sh -c "d=${CMAKE_CURRENT_BINARY_DIR}/realcode_dd && mkdir -p $d && grep -v '\"derived_dtypes\"' ${PROJECT_SOURCE_DIR}/rules/mpi.json > $d/mpi.json && $<TARGET_FILE:lockstep> lint -q --rules $d/mpi.json --rules ${PROJECT_SOURCE_DIR}/rules/host.json ${_rc_sig} -- ${_rc_flags_s} 2>&1 | grep -q 'mpich_coll_signatures.c:40:7: warning: .*rank-divergent-collective'")
+  ls_test(realcode.derived_dtypes_untyped TIMEOUT 60 LABELS realcode lint
+          COMMAND bash ${PROJECT_SOURCE_DIR}/tests/analyzer/expect.sh 2
+                  "bad_derived_dtypes\\.json: error: derived_dtypes: .untyped. must hold only names of .enums...dtype."
+                  -- $<TARGET_FILE:lockstep> lint --rules ${PROJECT_SOURCE_DIR}/tests/realcode/bad_derived_dtypes.json ${_rc_sig})
+
   # -p with a GCC + mpicc database (hdf5's shape): unknown flags dropped with a note, the
   # wrapper's include dirs asked from it
   add_test(NAME realcode.cdb_gcc_flags

@@ -60,6 +60,9 @@ static inline const char *ls_callee(const ls_node *n) { return n && n->text ? n-
 /* The token of a collective event (op + comm + count/dtype/root/redop expressions) or of a
  * helper call (its sequence hash) in *tok; 0 when n is neither. */
 int ls_event_token(ls_check_ctx *c, ls_node *n, uint64_t *tok);
+/* Whether events a and b match as the sides of a branch compare them: equal tokens, or one
+ * collective whose type signature is open (seq.c) against another with its core. */
+int ls_events_match(ls_check_ctx *c, ls_node *a, ls_node *b);
 /* n's normalized text as the fingerprint compares it (cached in n; b: scratch) */
 const char *ls_arg_norm(ls_program *p, struct ls_sbuf *b, ls_node *n);
 

@@ -535,14 +535,9 @@ static void check_branch(ls_check_ctx *c, ls_block *b) {
   /* b itself is not marked: a path that loops back through b issues b's calls again */
   ls_walk_fresh(c, b->succ[ia], P, &la, 0);
   ls_walk_fresh(c, b->succ[ib], P, &lb, 0);
-  uint64_t ta = 0, tb = 0;
   int i = 0;
-  for (; i < la.n && i < lb.n; i++) {
-    ls_event_token(c, la.v[i], &ta);
-    ls_event_token(c, lb.v[i], &tb);
-    if (ta != tb)
-      break;
-  }
+  while (i < la.n && i < lb.n && ls_events_match(c, la.v[i], lb.v[i]))
+    i++;
   ls_node *at = i < la.n ? la.v[i] : i < lb.n ? lb.v[i] : NULL;
   ls_node *other = at == (i < la.n ? la.v[i] : NULL) ? (i < lb.n ? lb.v[i] : NULL) : (i < la.n ? la.v[i] : NULL);
   if (!at) { /* the flat lists hide the difference (a nested uniform choice): point at the first */
