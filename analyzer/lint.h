@@ -272,6 +272,10 @@ void ls_taint_run(ls_program *p);
 const ls_origin *ls_expr_taint(ls_program *p, const uint64_t *st, ls_node *n);
 /* What an array/pointer argument points to (MPI's `counts` arrays), read in state st. */
 const ls_origin *ls_content_taint(ls_program *p, const uint64_t *st, ls_node *n);
+/* 1 when the counts array arg of collective call (in block at of f) holds the same numbers on
+ * every rank whatever its fact says: f has just filled one per member of the call's
+ * communicator with a uniform value, on every way to the call (taint.c says when). */
+int ls_counts_filled(ls_program *p, ls_func *f, const ls_block *at, ls_node *call, ls_node *arg);
 /* The flow-sensitive pass over one function's locals: bit fsidx-1 of a state says whether
  * a candidate local holds a rank value there. ls_taint_run runs it (full) inside its fixpoint.
  * The checks' view of a function (after ls_taint_run) is the same pass, narrower as it always

@@ -1622,3 +1622,330 @@ void ls_fs_free(ls_fs *x) {
   free(x->st);
   *x = (ls_fs){0};
 }
+
+/* ---- counts arrays filled before the collective ----
+ * A member's or global's fact is one for the whole program, and a local array's is where any
+ * write put it: lammps' Irregular sets `work2[i] = 1` for every rank i right before
+ * MPI_Reduce_scatter(work1, &n, work2, ...) and uses work2 for per-rank offsets after it, so
+ * the field is rank-dependent although what the call reads is not. The call reads one count
+ * per member of its communicator; a loop `for (i = 0; i < n; i++) a[i] = v;` with v uniform and
+ * n that communicator's size, through which every path to the call goes, and after which
+ * nothing on the way writes a, has overwritten all of them alike. The size is a local or
+ * member the program writes nowhere but in size queries of the call's communicator (which
+ * is written at most once); other names of the array's memory (another pointer to it) are
+ * not followed, as elsewhere in this pass. */
+
+/* the entity a communicator expression names (`world`, `c`, `&ompi_mpi_comm_world`) */
+static ls_entity *comm_ent(ls_node *n) {
+  n = ls_strip_casts(n);
+  if (n && n->kind == CXCursor_UnaryOperator && n->op == CXUnaryOperator_AddrOf && n->nkids)
+    n = ls_strip_casts(n->kids[0]);
+  if (!n || (n->kind != CXCursor_DeclRefExpr && n->kind != CXCursor_MemberRefExpr))
+    return NULL;
+  int level = 0;
+  ls_entity *e = ls_target_of(n, &level);
+  return level == 0 && is_base(e) ? e : NULL;
+}
+
+static int arg_of_role(const ls_node *call, int role) {
+  const ls_rule_fn *r = call->ent && call->ent->rule ? call->ent->rule : NULL;
+  for (int i = 0; r && i < r->nargs && (unsigned)i < call->nkids; i++)
+    if ((int)r->roles[i] == role)
+      return i;
+  return -1;
+}
+
+static int names(const ls_entity *t, const ls_entity *e) { return t && (t == e || t->pfield == e); }
+
+struct size_scan { const ls_entity *v, *comm; int bad; int queries; };
+
+/* every write of s->v under n is a size query of s->comm (s->bad otherwise) */
+static void size_writes(struct size_scan *s, ls_node *n) {
+  if (!n || s->bad)
+    return;
+  const ls_rule_fn *r = n->kind == CXCursor_CallExpr && n->ent ? n->ent->rule : NULL;
+  int oi = r && r->kind_name && !strcmp(r->kind_name, "size_query") ? arg_of_role(n, LS_ROLE_OUT_SIZE) : -1;
+  int level = 0;
+  if (oi >= 0) {
+    ls_node *o = ls_strip_casts(n->kids[oi]);
+    ls_entity *t = o && o->kind == CXCursor_UnaryOperator && o->op == CXUnaryOperator_AddrOf && o->nkids
+                       ? ls_target_of(o->kids[0], &level) : NULL;
+    int ci = arg_of_role(n, LS_ROLE_COMM);
+    if (names(t, s->v)) {
+      if (level != 0 || ci < 0 || comm_ent(n->kids[ci]) != s->comm)
+        s->bad = 1;
+      s->queries++;
+      for (unsigned i = 0; i < n->nkids; i++)
+        if ((int)i != oi)
+          size_writes(s, n->kids[i]);
+      return;
+    }
+  }
+  if (ls_unary_may_write(n) && names(ls_target_of(n->kids[0], &level), s->v))
+    s->bad = 1;
+  else if ((n->kind == CXCursor_BinaryOperator && n->op == CXBinaryOperator_Assign) || n->kind == CXCursor_CompoundAssignOperator) {
+    if (n->nkids == 2 && names(ls_target_of(n->kids[0], &level), s->v))
+      s->bad = 1;
+  } else if (n->kind == CXCursor_VarDecl && n->ent == s->v && n->nkids)
+    s->bad = 1;
+  for (unsigned i = 0; i < n->nkids && !s->bad; i++)
+    size_writes(s, n->kids[i]);
+}
+
+/* b (a loop bound) is the size of the communicator comm: see above */
+static int is_comm_size(ls_program *p, ls_func *f, ls_node *b, ls_entity *comm) {
+  b = ls_strip_casts(b);
+  if (!comm || !b || (b->kind != CXCursor_DeclRefExpr && b->kind != CXCursor_MemberRefExpr))
+    return 0;
+  int level = 0;
+  ls_entity *v = ls_target_of(b, &level);
+  if (!v || level != 0 || (v->kind != LS_ENT_VAR && v->kind != LS_ENT_FIELD))
+    return 0;
+  if (v->pfield)
+    v = v->pfield;
+  int local = v->kind == LS_ENT_VAR;
+  struct size_scan s = {v, comm, 0, 0};
+  for (size_t i = 0; i < p->funcs.n && !s.bad; i++) {
+    ls_func *g = p->funcs.v[i];
+    if (!local || g == f)
+      size_writes(&s, g->body);
+  }
+  if (s.bad || !s.queries)
+    return 0;
+  /* the communicator itself: written at most once (where it is made) */
+  int writes = 0;
+  for (size_t i = 0; i < p->funcs.n && writes < 2; i++) {
+    ls_func *g = p->funcs.v[i];
+    if (comm->kind != LS_ENT_VAR || g == f)
+      writes += ls_writes_of(g->body, comm, LS_WR_ASSIGN | LS_WR_DECL, 2 - writes);
+  }
+  return writes < 2;
+}
+
+static int has_jump(const ls_node *n) {
+  if (!n)
+    return 0;
+  if (n->kind == CXCursor_BreakStmt || n->kind == CXCursor_ContinueStmt || n->kind == CXCursor_GotoStmt ||
+      n->kind == CXCursor_ReturnStmt || n->kind == CXCursor_CXXThrowExpr || n->kind == CXCursor_IndirectGotoStmt ||
+      n->kind == CXCursor_LabelStmt || n->kind == CXCursor_CaseStmt || n->kind == CXCursor_DefaultStmt)
+    return 1;
+  for (unsigned i = 0; i < n->nkids; i++)
+    if (has_jump(n->kids[i]))
+      return 1;
+  return 0;
+}
+
+/* for statement fs is `for (i = 0; i < n; i++)` with n the size of comm, its body leaving
+ * only through the condition and writing t[i] with a uniform value in one of its own
+ * statements: that write (NULL: not such a loop) */
+static ls_node *fill_write(ls_program *p, ls_func *f, ls_node *fs, const ls_entity *t, ls_entity *comm) {
+  if (fs->nkids != 4 || !fs->kids[0] || !fs->kids[1] || !fs->kids[2] || !fs->kids[3])
+    return NULL;
+  ls_node *init = ls_strip_casts(fs->kids[0]), *cond = ls_strip_casts(fs->kids[1]), *inc = ls_strip_casts(fs->kids[2]);
+  ls_entity *i = NULL;
+  if (init->kind == CXCursor_DeclStmt && init->nkids == 1)
+    init = init->kids[0];
+  ls_node *z = NULL;
+  if (init->kind == CXCursor_VarDecl && init->nkids >= 1) {
+    i = init->ent;
+    z = ls_strip_casts(init->kids[init->nkids - 1]);
+  } else if (init->kind == CXCursor_BinaryOperator && init->op == CXBinaryOperator_Assign && init->nkids == 2 &&
+             ls_strip_casts(init->kids[0]) && ls_strip_casts(init->kids[0])->kind == CXCursor_DeclRefExpr) {
+    i = ls_strip_casts(init->kids[0])->ent;
+    z = ls_strip_casts(init->kids[1]);
+  }
+  if (!i || i->kind != LS_ENT_VAR || !z || !z->ilit || z->ival != 0)
+    return NULL;
+  if (cond->kind != CXCursor_BinaryOperator || cond->nkids != 2 || cond->op != CXBinaryOperator_LT ||
+      !ls_strip_casts(cond->kids[0]) || ls_strip_casts(cond->kids[0])->ent != i)
+    return NULL;
+  if (inc->kind != CXCursor_UnaryOperator || inc->nkids != 1 || !ls_strip_casts(inc->kids[0]) ||
+      ls_strip_casts(inc->kids[0])->ent != i ||
+      (inc->op != CXUnaryOperator_PostInc && inc->op != CXUnaryOperator_PreInc))
+    return NULL;
+  ls_node *body = fs->kids[3];
+  if (has_jump(body) || ls_writes_of(body, i, LS_WR_ASSIGN | LS_WR_DECL, 1))
+    return NULL;
+  ls_node *w = NULL;
+  unsigned ns = body->kind == CXCursor_CompoundStmt ? body->nkids : 1;
+  for (unsigned s = 0; s < ns && !w; s++) {
+    ls_node *a = ls_strip_casts(body->kind == CXCursor_CompoundStmt ? body->kids[s] : body);
+    if (!a || a->kind != CXCursor_BinaryOperator || a->op != CXBinaryOperator_Assign || a->nkids != 2)
+      continue;
+    ls_node *l = ls_strip_casts(a->kids[0]);
+    if (!l || l->kind != CXCursor_ArraySubscriptExpr || l->nkids != 2 || !ls_strip_casts(l->kids[1]) ||
+        ls_strip_casts(l->kids[1])->kind != CXCursor_DeclRefExpr || ls_strip_casts(l->kids[1])->ent != i)
+      continue;
+    int level = 0;
+    ls_node *base = ls_strip_casts(l->kids[0]);
+    if (base && (base->kind == CXCursor_DeclRefExpr || base->kind == CXCursor_MemberRefExpr) &&
+        names(ls_target_of(base, &level), t) && level == 0 && !ls_expr_taint(p, NULL, a->kids[1]))
+      w = a;
+  }
+  return w && is_comm_size(p, f, cond->kids[1], comm) ? w : NULL;
+}
+
+static void fors_of(ls_node *n, ls_vec *out) {
+  if (!n)
+    return;
+  if (n->kind == CXCursor_ForStmt)
+    ls_vec_push(out, n);
+  for (unsigned i = 0; i < n->nkids; i++)
+    fors_of(n->kids[i], out);
+}
+
+/* a writes t (its value or what it points to), or hands t or its address to a call, or
+ * (t a member or global) calls a function of the program, which may write it */
+static int item_writes(ls_node *n, const ls_entity *t, int shared, const ls_node *skip, const ls_node *skip2) {
+  if (!n || n == skip || n == skip2)
+    return 0;
+  int level = 0;
+  if (ls_unary_may_write(n) && names(ls_target_of(n->kids[0], &level), t))
+    return 1;
+  if (((n->kind == CXCursor_BinaryOperator && n->op == CXBinaryOperator_Assign) || n->kind == CXCursor_CompoundAssignOperator) &&
+      n->nkids == 2 && names(ls_target_of(n->kids[0], &level), t))
+    return 1;
+  if (n->kind == CXCursor_VarDecl && n->ent == t)
+    return 1;
+  if (n->kind == CXCursor_CallExpr) {
+    if (shared && n->ent && n->ent->def)
+      return 1;
+    for (unsigned i = 0; i < n->nkids; i++) {
+      ls_node *a = ls_strip_casts(n->kids[i]);
+      level = 0;
+      if (a && (a->kind == CXCursor_DeclRefExpr || a->kind == CXCursor_MemberRefExpr) && names(ls_target_of(a, &level), t))
+        return 1;
+    }
+  }
+  for (unsigned i = 0; i < n->nkids; i++)
+    if (item_writes(n->kids[i], t, shared, skip, skip2))
+      return 1;
+  return 0;
+}
+
+/* a handler could go on to the call from the middle of the loop */
+static int has_try(const ls_node *n) {
+  if (!n)
+    return 0;
+  if (n->kind == CXCursor_CXXTryStmt)
+    return 1;
+  for (unsigned i = 0; i < n->nkids; i++)
+    if (has_try(n->kids[i]))
+      return 1;
+  return 0;
+}
+
+static int contains(const ls_node *n, const ls_node *x) {
+  if (n == x)
+    return 1;
+  for (unsigned i = 0; n && i < n->nkids; i++)
+    if (contains(n->kids[i], x))
+      return 1;
+  return 0;
+}
+
+int ls_counts_filled(ls_program *p, ls_func *f, const ls_block *at, ls_node *call, ls_node *arg) {
+  ls_node *a = ls_strip_casts(arg);
+  int level = 0;
+  ls_entity *t = a && (a->kind == CXCursor_DeclRefExpr || a->kind == CXCursor_MemberRefExpr) ? ls_target_of(a, &level) : NULL;
+  int ci = arg_of_role(call, LS_ROLE_COMM);
+  ls_entity *comm = ci >= 0 ? comm_ent(call->kids[ci]) : NULL;
+  if (!t || level != 0 || !comm || !f->body || !at || has_try(f->body))
+    return 0;
+  if (t->pfield) /* one object's member: writes through element accesses name the field */
+    t = t->pfield;
+  int shared = t->kind != LS_ENT_VAR && t->kind != LS_ENT_PARAM;
+  ls_vec fors = {0};
+  fors_of(f->body, &fors);
+  int ok = 0;
+  size_t n = (size_t)f->nblocks;
+  unsigned char *seen = calloc(n + 1, 1), *back = calloc(n + 1, 1);
+  ls_block **todo = malloc((n + 1) * sizeof *todo);
+  if (!seen || !back || !todo)
+    abort();
+  for (size_t l = 0; l < fors.n && !ok; l++) {
+    ls_node *fs = fors.v[l], *w = fill_write(p, f, fs, t, comm);
+    ls_block *h = NULL;
+    for (int b = 0; w && b < f->nblocks && !h; b++)
+      if (f->blocks[b]->is_loop && f->blocks[b]->cond && ls_strip_casts(f->blocks[b]->cond) == ls_strip_casts(fs->kids[1]))
+        h = f->blocks[b];
+    if (!h || h == at)
+      continue;
+    /* every path from the entry to the call goes through h */
+    memset(seen, 0, n + 1);
+    int nt = 0, reached = 0;
+    seen[f->entry->id] = 1;
+    if (f->entry != h)
+      todo[nt++] = f->entry;
+    while (nt && !reached) {
+      ls_block *q = todo[--nt];
+      if (q == at) {
+        reached = 1;
+        break;
+      }
+      for (int s = 0; s < q->nsucc; s++)
+        if (q->succ[s] != h && !seen[q->succ[s]->id]) {
+          seen[q->succ[s]->id] = 1;
+          todo[nt++] = q->succ[s];
+        }
+    }
+    if (reached)
+      continue;
+    /* what runs after the loop's last test and before the call: the blocks on a way from h
+     * to the call that does not come back to h (the part of the call's own block before it,
+     * all of it where the way can pass the call's block before), and the loop's body, whose
+     * earlier rounds run before; nothing there but the fill writes t */
+    memset(seen, 0, n + 1);
+    memset(back, 0, n + 1);
+    nt = 0;
+    for (int s = 0; s < h->nsucc; s++)
+      if (h->succ[s] != h && !seen[h->succ[s]->id]) {
+        seen[h->succ[s]->id] = 1;
+        todo[nt++] = h->succ[s];
+      }
+    int again = 0; /* the call's block is on a way from itself */
+    while (nt) {
+      ls_block *q = todo[--nt];
+      for (int s = 0; s < q->nsucc; s++)
+        if (q->succ[s] != h && !seen[q->succ[s]->id]) {
+          seen[q->succ[s]->id] = 1;
+          todo[nt++] = q->succ[s];
+        }
+    }
+    back[at->id] = 1;
+    todo[nt++] = (ls_block *)at;
+    while (nt) {
+      ls_block *q = todo[--nt];
+      for (int e = 0; e < q->npred; e++) {
+        ls_block *u = q->pred[e];
+        again |= u == at;
+        if (u != h && !back[u->id]) {
+          back[u->id] = 1;
+          todo[nt++] = u;
+        }
+      }
+    }
+    int clean = !item_writes(fs->kids[3], t, shared, w, NULL) && !item_writes(w->kids[1], t, shared, NULL, NULL);
+    for (int j = 0; j < h->nitems && clean; j++)
+      clean = !item_writes(h->items[j], t, shared, NULL, NULL);
+    for (int b = 0; b < f->nblocks && clean; b++) {
+      ls_block *q = f->blocks[b];
+      if (q == h || !seen[q->id] || !back[q->id])
+        continue;
+      int upto = q->nitems;
+      if (q == at && !again)
+        for (upto = 0; upto < q->nitems && !contains(q->items[upto], call); upto++)
+          ;
+      for (int j = 0; j < upto && clean; j++)
+        clean = !item_writes(q->items[j], t, shared, call, NULL);
+      if (clean && q->cond && (q != at || again))
+        clean = !item_writes(q->cond, t, shared, NULL, NULL);
+    }
+    ok = clean;
+  }
+  free(seen);
+  free(back);
+  free(todo);
+  free(fors.v);
+  return ok;
+}

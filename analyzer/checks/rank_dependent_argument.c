@@ -1,7 +1,8 @@
 /* rank-dependent-argument — a collective's count, datatype, root, reduction op or counts
  * array that depends on the rank, read with the flow-sensitive state at the call (taint.c's
- * view of the function's locals: `MPI_Bcast(&n, ...)` makes n uniform from there on), and a
- * communicator chosen by the rank. */
+ * view of the function's locals: `MPI_Bcast(&n, ...)` makes n uniform from there on; a counts
+ * array the function has just filled alike for every member is uniform, ls_counts_filled), and
+ * a communicator chosen by the rank. */
 #include <stdio.h>
 
 #include "checks/check.h"
@@ -55,7 +56,7 @@ static const ls_origin *comm_taint(ls_check_ctx *c, const uint64_t *st, ls_node 
   return NULL;
 }
 
-static void check_args(ls_check_ctx *c, const uint64_t *st, ls_node *n) {
+static void check_args(ls_check_ctx *c, const ls_block *k, const uint64_t *st, ls_node *n) {
   const ls_rule_fn *r = n->ent->rule;
   static const char *rn[] = {[LS_ROLE_COUNT] = "count", [LS_ROLE_DTYPE] = "datatype", [LS_ROLE_ROOT] = "root",
                              [LS_ROLE_REDOP] = "reduction op", [LS_ROLE_COUNTS] = "counts", [LS_ROLE_COMM] = "communicator"};
@@ -68,6 +69,8 @@ static void check_args(ls_check_ctx *c, const uint64_t *st, ls_node *n) {
     const ls_origin *o = ro == LS_ROLE_COUNTS ? ls_content_taint(c->p, st, n->kids[i])
                          : ro == LS_ROLE_COMM ? comm_taint(c, st, n->kids[i])
                                               : ls_expr_taint(c->p, st, n->kids[i]);
+    if (o && ro == LS_ROLE_COUNTS && ls_counts_filled(c->p, c->f, k, n, n->kids[i]))
+      o = NULL;
     if (!o)
       continue;
     char msg[512];
@@ -100,7 +103,7 @@ void ls_check_rank_dependent_argument(ls_check_ctx *c) {
     uint64_t *st = ls_fs_enter(&c->fs, k);
     for (int i = 0; i <= last; i++) {
       if (ls_is_coll(k->items[i]))
-        check_args(c, st, k->items[i]);
+        check_args(c, k, st, k->items[i]);
       ls_fs_step(c->p, &c->fs, k->items[i], st, k->impl);
     }
   }
