@@ -67,7 +67,11 @@ static const char usage_text[] =
     "                    error path of a group is where NCCL still needs ncclGroupEnd:\n"
     "                    a pre-commit hook should say so once per group scope\n"
     "  --allow-errors    a FILE with compile errors does not fail the run (by default\n"
-    "                    it does, exit 2: its analysis is incomplete)\n"
+    "                    it does, exit 2: its analysis is incomplete). Either way a\n"
+    "                    function with an error inside its body (or an invalid\n"
+    "                    declaration, e.g. an unknown type) is not checked: no\n"
+    "                    findings from it; stderr, the summary and JSON (tus[].skipped)\n"
+    "                    name each such function\n"
     "  -j N, --jobs=N    parse N translation units at once\n"
     "  --summary         print a summary (TUs, functions, findings by rule, time) on\n"
     "                    stderr; on by default with -p, -j or a terminal\n"
@@ -269,6 +273,20 @@ static int cmp_finding(const void *x, const void *y) {
 }
 
 /* The verdict on TUs with compile errors, last on stderr, after what was found in them. */
+/* Is finding f inside a function whose body clang could not read (ls_func.parse_err)? Its
+ * calls may be gone, so what it found there is not what the code does. */
+static int in_unparsed(const ls_program *p, const ls_finding *f) {
+  for (size_t k = 0; k < p->tus.n; k++) {
+    const ls_tu_info *t = p->tus.v[k];
+    for (size_t j = 0; j < t->skipped.n; j++) {
+      const ls_func *g = t->skipped.v[j];
+      if (f->file && g->file && f->line >= g->line && f->line <= g->end_line && !strcmp(f->file, g->file))
+        return 1;
+    }
+  }
+  return 0;
+}
+
 static void say_incomplete(size_t n, size_t ntus) {
   if (n)
     fprintf(stderr, "lockstep lint: error: %zu of %zu TU%s did not compile; give the flags they need (-I, -D after "
@@ -486,6 +504,15 @@ static int lint_main(int argc, char **argv) {
     }
     for (size_t j = 0; j < t->errors.n && j < 3; j++)
       fprintf(stderr, "  %s\n", (const char *)t->errors.v[j]);
+    if (t->skipped.n) { /* not a silent skip: which functions lint said nothing about */
+      fprintf(stderr, "  %zu function%s not checked, an error is inside %s:", t->skipped.n,
+              t->skipped.n == 1 ? "" : "s", t->skipped.n == 1 ? "it" : "each");
+      for (size_t j = 0; j < t->skipped.n && j < 8; j++) {
+        const ls_func *f = t->skipped.v[j];
+        fprintf(stderr, "%s %s (%s:%u)", j ? "," : "", f->name, f->file, f->line);
+      }
+      fprintf(stderr, "%s\n", t->skipped.n > 8 ? ", ..." : "");
+    }
   }
   input_error |= nincomplete > 0;
   double ta = ls_cpu_now();
@@ -495,7 +522,7 @@ static int lint_main(int argc, char **argv) {
     fprintf(stderr, "lockstep lint: parse %.3fs, convert %.3fs, analyze %.3fs; %zu functions, %zu nodes; %.1f MB in the arena\n",
             prog->t_parse, prog->t_convert, prog->t_analyze, prog->funcs.n, prog->nnodes, (double)prog->arena->size / 1e6);
   for (size_t k = 0; k < raw.n; k++)
-    if (!ls_suppressed(a, raw.v[k]))
+    if (!ls_suppressed(a, raw.v[k]) && !in_unparsed(prog, raw.v[k]))
       ls_vec_push(&findings, raw.v[k]);
   if (findings.n)
     qsort(findings.v, findings.n, sizeof *findings.v, cmp_finding);

@@ -62,6 +62,11 @@ struct conv {
    * identifies it as a parent */
   struct topen { unsigned idx, last; enum CXCursorKind kind; const void *key; } *open, *top;
   unsigned open_cap;
+  /* where the TU's errors are (expansion file and offset), and the TU: a function whose
+   * extent holds one is marked parse_err and listed as not checked */
+  struct diag_at { CXFile f; unsigned off; } *diags;
+  size_t ndiags;
+  ls_tu_info *ti;
 };
 
 /* A declaration cursor is identified by its Decl* (data[0]) and kind, which is what
@@ -529,6 +534,10 @@ static ls_node *new_node(struct conv *c, CXCursor cur, int loc) {
   if (loc || k_stmt(n->kind) || n->kind == CXCursor_CallExpr || n->kind == CXCursor_LambdaExpr ||
       n->kind == CXCursor_CXXThrowExpr)
     ls_loc_get(&c->lc, clang_getCursorLocation(cur), &n->file, &n->line, &n->col);
+  /* a declaration clang could not type (an unknown type from a missing header): its uses
+   * and the calls that take it are gone from the tree, whatever the error limit showed */
+  if (c->fn && k_decl(n->kind) && clang_isInvalidDeclaration(cur))
+    c->fn->parse_err = 1;
   return n;
 }
 
@@ -1155,6 +1164,19 @@ static void conv_function(struct conv *c, unsigned ci, ls_entity *ent, const cha
   c->fn = outer;
   f->end_line = ls_nx(f->body)->eline;
   f->end_col = ls_nx(f->body)->ecol;
+  if (clang_isInvalidDeclaration(cur))
+    f->parse_err = 1;
+  if (!f->parse_err && c->ndiags) {
+    CXSourceRange r = clang_getCursorExtent(cur);
+    CXFile a, b;
+    unsigned lo, hi;
+    clang_getExpansionLocation(clang_getRangeStart(r), &a, NULL, NULL, &lo);
+    clang_getExpansionLocation(clang_getRangeEnd(r), &b, NULL, NULL, &hi);
+    for (size_t i = 0; i < c->ndiags && !f->parse_err && a && clang_File_isEqual(a, b); i++)
+      f->parse_err = c->diags[i].off >= lo && c->diags[i].off <= hi && clang_File_isEqual(c->diags[i].f, a);
+  }
+  if (f->parse_err)
+    ls_vec_push(&c->ti->skipped, f);
 }
 
 static enum CXChildVisitResult top_visit(CXCursor cur, CXCursor parent, CXClientData d) {
@@ -1214,9 +1236,18 @@ void ls_tu_convert(ls_program *p, CXTranslationUnit tu, const char *file, const 
   ls_tu_info *ti = ls_alloc(p->arena, sizeof *ti);
   ti->file = ls_strdup(p->arena, file);
   unsigned nd = clang_getNumDiagnostics(tu);
+  struct diag_at *diags = nd ? malloc(nd * sizeof *diags) : NULL;
+  size_t ndiags = 0;
+  if (nd && !diags)
+    abort();
   for (unsigned i = 0; i < nd; i++) {
     CXDiagnostic d = clang_getDiagnostic(tu, i);
     if (clang_getDiagnosticSeverity(d) >= CXDiagnostic_Error) {
+      CXFile df;
+      unsigned off;
+      clang_getExpansionLocation(clang_getDiagnosticLocation(d), &df, NULL, NULL, &off);
+      if (df)
+        diags[ndiags++] = (struct diag_at){df, off};
       ti->nerrors++;
       if (ti->errors.n < 20) {
         CXString s = clang_formatDiagnostic(d, CXDiagnostic_DisplaySourceLocation | CXDiagnostic_DisplayColumn);
@@ -1231,7 +1262,8 @@ void ls_tu_convert(ls_program *p, CXTranslationUnit tu, const char *file, const 
   double t1 = ls_cpu_now();
   p->t_parse += t1 - t0;
   struct conv c = {.p = p, .tu = tu, .lib_prefix = o->cuda_path ? o->cuda_path : "/usr/local/cuda",
-                   .serial = (unsigned)p->tus.n, .lc = {.arena = p->arena, .tu = tu, .fast = -1}};
+                   .serial = (unsigned)p->tus.n, .lc = {.arena = p->arena, .tu = tu, .fast = -1},
+                   .diags = diags, .ndiags = ndiags, .ti = ti};
   for (int i = 0; i < nargs; i++)
     if (!strncmp(args[i], "-working-directory=", 19) && args[i][19] == '/')
       c.lc.wd = args[i] + 19;
@@ -1264,6 +1296,7 @@ void ls_tu_convert(ls_program *p, CXTranslationUnit tu, const char *file, const 
     }
   }
   free(c.refs.v);
+  free(diags);
   free(c.renames.v);
   free(c.refs_tab);
   free(c.enum_tab);

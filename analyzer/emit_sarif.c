@@ -162,9 +162,9 @@ void ls_emit_sarif(FILE *out, ls_program *p, ls_vec *findings, const ls_rule_doc
     cJSON_AddStringToObject(nt, "level", t->fatal || !pol->allow_errors ? "error" : "warning");
     char msg[1024];
     if (t->nerrors)
-      snprintf(msg, sizeof msg, "%s: %d compile error%s, the analysis of it is incomplete%s%s", t->file,
-               t->nerrors, t->nerrors == 1 ? "" : "s", t->errors.n ? "; first: " : "",
-               t->errors.n ? (const char *)t->errors.v[0] : "");
+      snprintf(msg, sizeof msg, "%s: %d compile error%s, the analysis of it is incomplete; %zu function%s not checked%s%s",
+               t->file, t->nerrors, t->nerrors == 1 ? "" : "s", t->skipped.n, t->skipped.n == 1 ? "" : "s",
+               t->errors.n ? "; first: " : "", t->errors.n ? (const char *)t->errors.v[0] : "");
     else
       snprintf(msg, sizeof msg, "%s: libclang could not parse it; not analyzed", t->file);
     text(nt, "message", msg);

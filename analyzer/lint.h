@@ -192,12 +192,16 @@ typedef struct ls_func {
   ls_entity **overrides; int noverrides;
   int wr_issues;            /* wrappers.c: 0 not asked, 1 its body calls no API or defined function, 2 it may */
   int trips_done;           /* seq.c: every loop block's trips1 is set */
+  /* convert.c: clang reported an error inside the body, or a declaration in it (or the
+   * function's own) is invalid: what it calls may be lost, so nothing is reported in it */
+  int parse_err;
 } ls_func;
 
 typedef struct ls_tu_info {
   const char *file;
   int nerrors, ok, fatal;
   ls_vec errors;            /* char* formatted diagnostics (arena) */
+  ls_vec skipped;           /* ls_func* defined here with parse_err: not checked */
 } ls_tu_info;
 
 typedef struct ls_program {

@@ -337,6 +337,11 @@ static void summary(const ls_policy *pol, ls_program *p, ls_vec *shown) {
     fputc(')', stderr);
   if (ne) /* counted apart: real, but only after a call reported failure */
     fprintf(stderr, ", %zu on error paths", ne);
+  size_t ns = 0;
+  for (size_t i = 0; p && i < p->tus.n; i++)
+    ns += ((ls_tu_info *)p->tus.v[i])->skipped.n;
+  if (ns)
+    fprintf(stderr, ", %zu function%s not checked (parse errors)", ns, ns == 1 ? "" : "s");
   fprintf(stderr, ", %.2f s\n", ls_now() - pol->t0);
 }
 

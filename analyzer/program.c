@@ -31,8 +31,10 @@ ls_program *ls_program_new(const ls_rules *rules) {
 void ls_program_free(ls_program *p) {
   if (!p)
     return;
-  for (size_t i = 0; i < p->tus.n; i++)
+  for (size_t i = 0; i < p->tus.n; i++) {
     free(((ls_tu_info *)p->tus.v[i])->errors.v);
+    free(((ls_tu_info *)p->tus.v[i])->skipped.v);
+  }
   free(p->funcs.v);
   free(p->tus.v);
   free(p->fpcalls.v);

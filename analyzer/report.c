@@ -244,6 +244,15 @@ void ls_emit_json(FILE *out, ls_program *p, ls_vec *findings) {
     cJSON *errs = cJSON_AddArrayToObject(o, "errors");
     for (size_t j = 0; j < t->errors.n; j++)
       cJSON_AddItemToArray(errs, cJSON_CreateString(t->errors.v[j]));
+    cJSON *sk = cJSON_AddArrayToObject(o, "skipped"); /* functions not checked: an error in the body */
+    for (size_t j = 0; j < t->skipped.n; j++) {
+      const ls_func *f = t->skipped.v[j];
+      cJSON *so = cJSON_CreateObject();
+      cJSON_AddStringToObject(so, "function", f->name);
+      cJSON_AddStringToObject(so, "file", f->file);
+      cJSON_AddNumberToObject(so, "line", f->line);
+      cJSON_AddItemToArray(sk, so);
+    }
     cJSON_AddItemToArray(tus, o);
   }
   ls_json_print(out, root); /* a failed write fails the command (cli/main.c) */

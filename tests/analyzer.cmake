@@ -39,6 +39,28 @@ if(LOCKSTEP_ANALYZER AND TARGET lockstep)
   lint_test(clean_exit0 0 "^$" ${_in}/clean.c ${_cuda})
   # lint parses with -w: a database's -Werror does not turn warnings into errors that fail the
   # run as an incomplete analysis, while errors that are warnings by name stay errors
+  # a function with an error inside its body is not checked, and the run says which; the
+  # others keep their findings (--verify: exactly intact's), in text, JSON and the summary
+  set(_mpi_inc)
+  find_program(_an_mpicc mpicc)
+  if(_an_mpicc)
+    execute_process(COMMAND ${_an_mpicc} --showme:incdirs OUTPUT_VARIABLE _an_out
+                    OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET RESULT_VARIABLE _an_rc)
+    if(_an_rc EQUAL 0)
+      separate_arguments(_an_dirs UNIX_COMMAND "${_an_out}")
+      foreach(_d ${_an_dirs})
+        list(APPEND _mpi_inc -I${_d})
+      endforeach()
+    endif()
+    lint_test(parse_error_skip_verify 0 "verified [(]1 expected warning[)]"
+              --verify --allow-errors ${_in}/parse_error_function.c -- ${_mpi_inc})
+    lint_test(parse_error_skip_said 1 "1 function not checked, an error is inside it: broken [(].*parse_error_function\\.c:6[)]"
+              --allow-errors ${_in}/parse_error_function.c -- ${_mpi_inc})
+    lint_test(parse_error_skip_summary 1 "1 finding [(]rank-divergent-collective: 1[)], 1 function not checked [(]parse errors[)]"
+              --allow-errors --summary ${_in}/parse_error_function.c -- ${_mpi_inc})
+    lint_test(parse_error_skip_json 1 "\"function\":[[:space:]]*\"broken\""
+              --allow-errors --format=json ${_in}/parse_error_function.c -- ${_mpi_inc})
+  endif()
   lint_test(werror_not_incomplete 0 "^$" ${_in}/warns.c ${_cuda} -Wall -Wextra -Werror)
   lint_test(default_error_kept 2 "implicit_decl\\.c: error: 1 compile error, the analysis is incomplete"
             ${_in}/implicit_decl.c ${_cuda} -Werror)
