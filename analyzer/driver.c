@@ -231,6 +231,7 @@ void ls_checks_run(ls_program *p, ls_vec *findings) {
   ls_taint_run(p);
   double t2 = ls_cpu_now();
   ls_check_ctx c = {.p = p, .findings = findings};
+  ls_errpath_globals(&c, &order);
   for (size_t i = 0; i < order.n; i++)
     analyze(&c, order.v[i]);
   /* A file that defines an entry point of the API (NCCL itself, a shim library) implements

@@ -6,9 +6,12 @@
  * status: a rules function's, or a call named with a `status_prefixes` entry, MPI_File_open),
  * tests a call's result for a negative value (`if (f() < 0)`: POSIX's and HDF5's failure
  * convention; not a comparison function's order), tests an allocation (rules: `allocators`,
- * or a function whose name ends with one: H5MM_malloc) for NULL, or is a failed assertion
- * (a side that calls an `assert_handlers` entry: the asserted invariant does not hold); its
- * failure side is an error edge. The normal blocks are those the entry reaches without taking
+ * or a function whose name ends with one: H5MM_malloc) for NULL, compares a call's result
+ * with POSIX's -1, or is a failed assertion (a side that calls an `assert_handlers` entry:
+ * the asserted invariant does not hold); its failure side is an error edge. A test of a
+ * failure flag or error counter is one too: a local or global that only failure sides clear
+ * or increase (fail_flags, ls_errpath_globals), found again as each flag's tests add error
+ * blocks. The normal blocks are those the entry reaches without taking
  * an error edge; an error label reached only by the gotos of failure sides is an error block
  * by the same walk. Not a path-sensitive proof: a pending value (ncclInProgress) tested after
  * success counts with the failure side, and a user function's status is known only through a
@@ -19,7 +22,7 @@
 #include "checks/check.h"
 
 enum { R_NONE, R_STATUS, R_ALLOC, R_MIXED };
-enum { WHY_CALL, WHY_ASSERT }; /* what a failure test tests (errp bit 3) */
+enum { WHY_CALL, WHY_ASSERT, WHY_FLAG }; /* what a failure test tests (errp bits 3, 4) */
 #define ERR_BUDGET 4096 /* blocks one finding's walk may visit (a long function has many findings) */
 
 static ls_node *bare(ls_node *n) {
@@ -36,6 +39,15 @@ static int is_null(ls_node *n) {
   if (n->kind == CXCursor_CXXNullPtrLiteralExpr || n->kind == CXCursor_GNUNullExpr)
     return 1;
   return n->kind == CXCursor_IntegerLiteral && n->ilit && n->ival == 0;
+}
+
+static int is_minus_one(ls_node *n) {
+  n = bare(n);
+  if (n && n->kind == CXCursor_UnaryOperator && n->op == CXUnaryOperator_Minus && n->nkids == 1) {
+    ls_node *k = bare(n->kids[0]);
+    return k && k->kind == CXCursor_IntegerLiteral && k->ilit && k->ival == 1;
+  }
+  return n && n->ilit && n->ival == -1;
 }
 
 static int in_list(const char **v, int n, const char *s) {
@@ -225,7 +237,8 @@ static int fail_side(ls_check_ctx *c, struct vars *v, ls_block *k, int *why) {
     return -1;
   int side = -1; /* before flip: 0 when the condition being true means failure */
   if (n->kind == CXCursor_BinaryOperator && n->nkids == 2 &&
-      (n->op == CXBinaryOperator_EQ || n->op == CXBinaryOperator_NE)) {
+      (n->op == CXBinaryOperator_EQ || n->op == CXBinaryOperator_NE) && !is_minus_one(n->kids[0]) &&
+      !is_minus_one(n->kids[1])) {
     ls_node *a = n->kids[0], *b = n->kids[1];
     int ne = n->op == CXBinaryOperator_NE;
     if (success_const(c->p, b) || success_const(c->p, a)) {
@@ -238,6 +251,11 @@ static int fail_side(ls_check_ctx *c, struct vars *v, ls_block *k, int *why) {
       else if (cl == R_ALLOC)
         side = ne ? 1 : 0; /* NULL: the allocation failed */
     }
+  } else if (n->kind == CXCursor_BinaryOperator && n->nkids == 2 &&
+             (n->op == CXBinaryOperator_EQ || n->op == CXBinaryOperator_NE) &&
+             ((is_minus_one(n->kids[1]) && negative_fails(c->p, n->kids[0])) ||
+              (is_minus_one(n->kids[0]) && negative_fails(c->p, n->kids[1])))) {
+    side = n->op == CXBinaryOperator_EQ ? 0 : 1; /* waitpid() == -1: POSIX's failure */
   } else if (n->kind == CXCursor_BinaryOperator && n->nkids == 2 &&
              (n->op == CXBinaryOperator_LT || n->op == CXBinaryOperator_GE || n->op == CXBinaryOperator_GT ||
               n->op == CXBinaryOperator_LE)) {
@@ -254,6 +272,268 @@ static int fail_side(ls_check_ctx *c, struct vars *v, ls_block *k, int *why) {
       side = 1;
   }
   return side < 0 ? -1 : side ^ flip;
+}
+
+/* c->errp by block: 1 reached only through failure sides (an error block), 2 reached on the
+ * normal run, 0 not reached from the entry */
+static void err_walk(ls_check_ctx *c, const signed char *fs, ls_block **stk) {
+  ls_func *f = c->f;
+  memset(c->errp, 0, (size_t)f->nblocks);
+  for (int pass = 1; pass <= 2; pass++) {
+    int sp = 0;
+    if (c->errp[f->entry->id] < pass) {
+      c->errp[f->entry->id] = (unsigned char)pass;
+      stk[sp++] = f->entry;
+    }
+    while (sp) {
+      ls_block *k = stk[--sp];
+      for (int s = 0; s < k->nsucc; s++) {
+        ls_block *t = k->succ[s];
+        if ((pass == 2 && fs[k->id] == s) || t->id >= f->nblocks || c->errp[t->id] >= pass)
+          continue;
+        c->errp[t->id] = (unsigned char)pass;
+        stk[sp++] = t;
+      }
+    }
+  }
+}
+
+/* Failure flags and error counters: a local whose initializer is a constant and whose every
+ * other write is its "failed" value in an error block — a pass flag initialized nonzero and
+ * only cleared there (pass = FALSE), or a counter initialized to 0 and only set or increased
+ * there (nerrs++). A write anywhere else (the flag cleared on the normal run, reset, handed
+ * away by address, stored a computed value) makes it no such flag. */
+enum { FL_UNSEEN, FL_FLAG, FL_COUNT, FL_NOT };
+struct flag { const ls_entity *e; int st, bad; };
+
+static int lit_of(ls_node *n, long long *v) {
+  n = bare(n);
+  if (n && n->kind == CXCursor_CXXBoolLiteralExpr && n->text) {
+    *v = !strcmp(n->text, "true");
+    return 1;
+  }
+  if (n && n->kind == CXCursor_UnaryOperator && n->op == CXUnaryOperator_Minus && n->nkids == 1 && bare(n->kids[0]) &&
+      bare(n->kids[0])->ilit) {
+    *v = -bare(n->kids[0])->ival;
+    return 1;
+  }
+  if (n && n->ilit && (n->kind == CXCursor_IntegerLiteral || n->kind == CXCursor_DeclRefExpr)) {
+    *v = n->ival;
+    return 1;
+  }
+  return 0;
+}
+
+static struct flag *flag_of(ls_vec *fl, const ls_entity *e) {
+  for (size_t i = 0; i < fl->n; i++)
+    if (((struct flag *)fl->v[i])->e == e)
+      return fl->v[i];
+  struct flag *g = calloc(1, sizeof *g);
+  if (!g)
+    abort();
+  g->e = e;
+  ls_vec_push(fl, g);
+  return g;
+}
+
+static const ls_entity *var_of(ls_node *n, enum ls_ent_kind kind) {
+  n = bare(n);
+  return n && n->kind == CXCursor_DeclRefExpr && n->ent && n->ent->kind == kind ? n->ent : NULL;
+}
+static const ls_entity *local_of(ls_node *n) { return var_of(n, LS_ENT_VAR); }
+
+static void flag_scan(ls_vec *fl, ls_node *n, int err) {
+  if (!n)
+    return;
+  const ls_entity *e;
+  long long v;
+  if (n->kind == CXCursor_VarDecl && n->ent && n->ent->kind == LS_ENT_VAR) {
+    struct flag *g = flag_of(fl, n->ent);
+    if (g->st == FL_UNSEEN)
+      g->st = n->nkids && lit_of(n->kids[n->nkids - 1], &v) ? (v ? FL_FLAG : FL_COUNT) : FL_NOT;
+    else
+      g->st = FL_NOT;
+  } else if (n->kind == CXCursor_BinaryOperator && n->op == CXBinaryOperator_Assign && n->nkids == 2 &&
+             (e = local_of(n->kids[0]))) {
+    struct flag *g = flag_of(fl, e);
+    int ok = lit_of(n->kids[1], &v) && err;
+    if (g->st == FL_FLAG && ok && v == 0)
+      g->bad = 1;
+    else if (g->st == FL_COUNT && ok && v != 0)
+      g->bad = 1;
+    else
+      g->st = FL_NOT; /* also a write before the declaration was seen (a loop back edge) */
+  } else if (n->kind == CXCursor_CompoundAssignOperator && n->nkids == 2 && (e = local_of(n->kids[0]))) {
+    struct flag *g = flag_of(fl, e);
+    if (g->st == FL_COUNT && err && n->op == CXBinaryOperator_AddAssign)
+      g->bad = 1;
+    else
+      g->st = FL_NOT;
+  } else if (ls_unary_may_write(n) && (e = local_of(n->kids[0]))) {
+    struct flag *g = flag_of(fl, e);
+    if (g->st == FL_COUNT && err && (n->op == CXUnaryOperator_PostInc || n->op == CXUnaryOperator_PreInc))
+      g->bad = 1;
+    else
+      g->st = FL_NOT;
+  }
+  for (unsigned i = 0; i < n->nkids; i++)
+    flag_scan(fl, n->kids[i], err);
+}
+
+/* The failure side of a test of a failure flag or counter: if (pass), if (!nerrs),
+ * nerrs > 0, nerrs != 0, pass == 0; -1 when k tests none */
+static int flag_side(const ls_check_ctx *c, ls_vec *fl, ls_block *k) {
+  ls_node *n = bare(k->cond);
+  int flip = 0;
+  while (n && n->kind == CXCursor_UnaryOperator && n->op == CXUnaryOperator_LNot && n->nkids == 1) {
+    flip ^= 1;
+    n = bare(n->kids[0]);
+  }
+  const ls_entity *e = n && n->kind == CXCursor_DeclRefExpr ? n->ent : NULL;
+  int truth = 1; /* 1: the condition is true when the variable is nonzero */
+  if (!e && n && n->kind == CXCursor_BinaryOperator && n->nkids == 2 && is_null(n->kids[1])) {
+    ls_node *x = bare(n->kids[0]);
+    e = x && x->kind == CXCursor_DeclRefExpr ? x->ent : NULL;
+    if (n->op == CXBinaryOperator_EQ)
+      truth = 0;
+    else if (n->op != CXBinaryOperator_NE && n->op != CXBinaryOperator_GT)
+      e = NULL;
+  }
+  for (size_t i = 0; e && i < fl->n; i++) {
+    struct flag *g = fl->v[i];
+    if (g->e == e && g->bad && (g->st == FL_FLAG || g->st == FL_COUNT))
+      /* a flag fails when zero, a counter when not */
+      return (g->st == FL_FLAG ? truth : !truth) ^ flip;
+  }
+  for (size_t i = 0; e && e->kind == LS_ENT_GLOBAL && i < c->errflags.n; i++) {
+    struct flag *g = c->errflags.v[i];
+    if (g->e == e)
+      return (g->st == FL_FLAG ? truth : !truth) ^ flip;
+  }
+  return -1;
+}
+
+/* Adds the tests of failure flags to fs; did any come? */
+static int fail_flags(ls_check_ctx *c, signed char *fs, unsigned char *wy) {
+  ls_func *f = c->f;
+  ls_vec fl = {0};
+  for (int b = 0; b < f->nblocks; b++) {
+    ls_block *k = f->blocks[b];
+    for (int i = 0; i < k->nitems; i++)
+      flag_scan(&fl, k->items[i], c->errp[b] == 1);
+    if (k->cond)
+      flag_scan(&fl, k->cond, c->errp[b] == 1);
+  }
+  int more = 0;
+  for (int b = 0; b < f->nblocks && (fl.n || c->errflags.n); b++) {
+    ls_block *k = f->blocks[b];
+    if (fs[b] >= 0 || !k->cond || k->nsucc != 2)
+      continue;
+    int s = flag_side(c, &fl, k);
+    if (s >= 0) {
+      fs[b] = (signed char)s;
+      wy[b] = WHY_FLAG;
+      more = 1;
+    }
+  }
+  for (size_t i = 0; i < fl.n; i++)
+    free(fl.v[i]);
+  free(fl.v);
+  return more;
+}
+
+/* A global's writes, over the program: a failed value (0 for a flag; set or increased for a
+ * counter) in an error block, a reset (the flag's nonzero, the counter's 0) where every path
+ * through the function passes (a test's set-up: pass = TRUE), or anything else (GB_ANY) */
+enum { GB_FLAG_BAD = 1, GB_COUNT_BAD = 2, GB_FLAG_SET = 4, GB_COUNT_SET = 8, GB_ANY = 16 };
+
+static void global_scan(ls_vec *gl, ls_node *n, int err, int always) {
+  if (!n)
+    return;
+  const ls_entity *e = NULL;
+  int bit = GB_ANY;
+  long long v;
+  if (n->kind == CXCursor_BinaryOperator && n->op == CXBinaryOperator_Assign && n->nkids == 2 &&
+      (e = var_of(n->kids[0], LS_ENT_GLOBAL))) {
+    if (lit_of(n->kids[1], &v) && err)
+      bit = v ? GB_COUNT_BAD : GB_FLAG_BAD;
+    else if (lit_of(n->kids[1], &v) && always)
+      bit = v ? GB_FLAG_SET : GB_COUNT_SET;
+  } else if (n->kind == CXCursor_CompoundAssignOperator && n->nkids == 2 && (e = var_of(n->kids[0], LS_ENT_GLOBAL))) {
+    if (err && n->op == CXBinaryOperator_AddAssign)
+      bit = GB_COUNT_BAD;
+  } else if (ls_unary_may_write(n) && (e = var_of(n->kids[0], LS_ENT_GLOBAL))) {
+    if (err && (n->op == CXUnaryOperator_PostInc || n->op == CXUnaryOperator_PreInc))
+      bit = GB_COUNT_BAD;
+  }
+  if (e)
+    flag_of(gl, e)->bad |= bit;
+  for (unsigned i = 0; i < n->nkids; i++)
+    global_scan(gl, n->kids[i], err, always);
+}
+
+/* does a branch condition test a global (if (pass), if (nerrors > 0))? */
+static int tests_global(ls_node *n) {
+  n = bare(n);
+  while (n && n->kind == CXCursor_UnaryOperator && n->op == CXUnaryOperator_LNot && n->nkids == 1)
+    n = bare(n->kids[0]);
+  if (n && n->kind == CXCursor_BinaryOperator && n->nkids == 2)
+    n = bare(n->kids[0]);
+  return var_of(n, LS_ENT_GLOBAL) != NULL;
+}
+
+void ls_errpath_globals(ls_check_ctx *c, const ls_vec *funcs) {
+  int any = 0;
+  for (size_t i = 0; i < funcs->n && !any; i++) {
+    ls_func *f = funcs->v[i];
+    for (int b = 0; b < f->nblocks && !any; b++)
+      any = f->blocks[b]->cond && tests_global(f->blocks[b]->cond);
+  }
+  if (!any)
+    return; /* no function tests one: no walk of the error blocks twice */
+  ls_vec gl = {0};
+  unsigned char *always = NULL;
+  size_t cap = 0;
+  for (size_t i = 0; i < funcs->n; i++) {
+    ls_func *f = funcs->v[i];
+    if (!f->entry || !f->nblocks)
+      continue;
+    c->f = f;
+    ls_errpath_analyze(c);
+    if ((size_t)f->nblocks > cap) {
+      free(always);
+      cap = (size_t)f->nblocks;
+      always = malloc(cap);
+      if (!always)
+        abort();
+    }
+    memset(always, 0, (size_t)f->nblocks);
+    for (ls_block *k = f->entry; k && k->id >= 0 && k->id < f->nblocks && !always[k->id]; k = k->ipdom)
+      always[k->id] = 1; /* every path from the entry to the exit passes k */
+    for (int b = 0; b < f->nblocks; b++) {
+      ls_block *k = f->blocks[b];
+      int err = ls_errpath_block(c, k);
+      for (int j = 0; j < k->nitems; j++)
+        global_scan(&gl, k->items[j], err, always[b]);
+      if (k->cond)
+        global_scan(&gl, k->cond, err, always[b]);
+    }
+  }
+  free(always);
+  c->f = NULL;
+  for (size_t i = 0; i < gl.n; i++) {
+    struct flag *g = gl.v[i];
+    int m = g->bad;
+    g->st = (m & GB_ANY)                                                      ? FL_NOT
+            : (m & GB_FLAG_BAD) && !(m & (GB_COUNT_BAD | GB_COUNT_SET))      ? FL_FLAG
+            : (m & GB_COUNT_BAD) && !(m & (GB_FLAG_BAD | GB_FLAG_SET))       ? FL_COUNT
+                                                                              : FL_NOT;
+    if (g->st == FL_NOT)
+      free(g);
+    else
+      ls_vec_push(&c->errflags, g);
+  }
+  free(gl.v);
 }
 
 void ls_errpath_analyze(ls_check_ctx *c) {
@@ -288,28 +568,17 @@ void ls_errpath_analyze(ls_check_ctx *c) {
   }
   free(v.k);
   free(v.cls);
-  if (any) {
-    /* errp: 1 reached at all, 2 reached on the normal run too; error blocks end at 1, then
-     * bit 0 error block, bit 1 failure test, bit 2 its failure side, bit 3 an assertion */
-    for (int pass = 1; pass <= 2; pass++) {
-      int sp = 0;
-      if (c->errp[f->entry->id] < pass) {
-        c->errp[f->entry->id] = (unsigned char)pass;
-        stk[sp++] = f->entry;
-      }
-      while (sp) {
-        ls_block *k = stk[--sp];
-        for (int s = 0; s < k->nsucc; s++) {
-          ls_block *t = k->succ[s];
-          if ((pass == 2 && fs[k->id] == s) || t->id >= f->nblocks || c->errp[t->id] >= pass)
-            continue;
-          c->errp[t->id] = (unsigned char)pass;
-          stk[sp++] = t;
-        }
-      }
-    }
+  if (any || c->errflags.n) { /* a global failure flag may be tested here */
+    err_walk(c, fs, stk);
+    /* a flag or counter that only failure sides change is a failure test where it is
+     * tested; each such test can make more blocks error blocks, and so more flags */
+    for (int round = 0; round < 4 && fail_flags(c, fs, wy); round++)
+      err_walk(c, fs, stk);
+    /* errp: error blocks end at 1, then bit 0 error block, bit 1 failure test, bit 2 its
+     * failure side, bit 3 an assertion, bit 4 a failure flag's test */
     for (int b = 0; b < f->nblocks; b++) {
-      c->errp[b] = (unsigned char)((c->errp[b] == 1) | (fs[b] >= 0) << 1 | (fs[b] == 1) << 2 | (fs[b] >= 0 && wy[b] == WHY_ASSERT) << 3);
+      c->errp[b] = (unsigned char)((c->errp[b] == 1) | (fs[b] >= 0) << 1 | (fs[b] == 1) << 2 | (fs[b] >= 0 && wy[b] == WHY_ASSERT) << 3 |
+                                  (fs[b] >= 0 && wy[b] == WHY_FLAG) << 4);
       c->errany |= c->errp[b];
     }
   }
@@ -371,6 +640,9 @@ static ls_block *block_of(ls_check_ctx *c, const ls_node *n) {
 }
 
 void ls_errpath_free(ls_check_ctx *c) {
+  for (size_t i = 0; i < c->errflags.n; i++)
+    free(c->errflags.v[i]);
+  free(c->errflags.v);
   free(c->errp);
   free(c->errseen);
   free(c->errstk);
@@ -470,8 +742,10 @@ void ls_errpath_tag(ls_check_ctx *c, ls_finding *fd, const ls_block *why) {
   if (!fd || !why || !why->cond)
     return;
   fd->errpath = 1;
-  int as = why->id >= 0 && why->id < c->f->nblocks && (c->errp[why->id] & 8);
+  int bits = why->id >= 0 && why->id < c->f->nblocks ? c->errp[why->id] : 0;
   ls_vec_push(&fd->notes, ls_check_loc(c->p, why->cond->file, why->cond->line, why->cond->col,
-                                       as ? "error path: taken only when the assertion here fails"
-                                          : "error path: taken only when the call checked here has reported failure"));
+                                       bits & 8    ? "error path: taken only when the assertion here fails"
+                                       : bits & 16 ? "error path: taken only when the flag tested here records a failure "
+                                                     "(only failure sides clear or count it)"
+                                                   : "error path: taken only when the call checked here has reported failure"));
 }

@@ -42,6 +42,7 @@ typedef struct ls_check_ctx {
   ls_block **errnb;
   size_t errncap;
   int errnbuilt;
+  ls_vec errflags;   /* the program's globals that only failure sides change (ls_errpath_globals) */
 } ls_check_ctx;
 
 /* ---- events: what a collective sequence is made of ---- */
@@ -118,6 +119,9 @@ int ls_mask_depth(uint32_t m);
  * to the API's success, a NULL allocation), found by the walk from the entry that takes no
  * failure side of a failure test. */
 void ls_errpath_analyze(ls_check_ctx *c);
+/* Before the functions are analyzed: which globals are failure flags or error counters,
+ * from every write to them in the program's functions (funcs: ls_func*). */
+void ls_errpath_globals(ls_check_ctx *c, const ls_vec *funcs);
 /* k is reached only after a call reported failure. */
 int ls_errpath_block(const ls_check_ctx *c, const ls_block *k);
 /* The failure test (a branch block) on whose failure side error block k lies; NULL when k
