@@ -61,6 +61,8 @@ if(LOCKSTEP_ANALYZER AND TARGET lockstep)
     lint_test(parse_error_skip_json 1 "\"function\":[[:space:]]*\"broken\""
               --allow-errors --format=json ${_in}/parse_error_function.c -- ${_mpi_inc})
   endif()
+  # host min/max overloads nvcc provides: the function parses and keeps its finding
+  lint_test(cuda_host_minmax 0 "verified [(]1 expected warning[)]" --verify ${_in}/cuda_host_minmax.cu ${_cuda})
   lint_test(werror_not_incomplete 0 "^$" ${_in}/warns.c ${_cuda} -Wall -Wextra -Werror)
   lint_test(default_error_kept 2 "implicit_decl\\.c: error: 1 compile error, the analysis is incomplete"
             ${_in}/implicit_decl.c ${_cuda} -Werror)
