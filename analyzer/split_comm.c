@@ -16,7 +16,8 @@
  * communicator is in [0, n) for its size n, and n >= 1, so `r < n` is always true and
  * `r < n - 1` means `r != n - 1`. A variable is taken as the rank (size) of a communicator
  * only when the function writes it nowhere but in the one query (rules kinds rank_query /
- * size_query) and it is a local. */
+ * size_query) and it is a local. A split by the parent's own rank makes communicators of one
+ * member, on which every argument is uniform (ls_split_uniform_on, at the end). */
 #include "split_comm.h"
 #include "xalloc.h"
 
@@ -1374,4 +1375,256 @@ int ls_split_uniform(ls_program *p, ls_func *f, ls_node *cond, ls_node *const *c
   free(x.in);
   free(x.st);
   return ok;
+}
+
+/* ---- communicators of one member, and members uniform per communicator ----
+ * `MPI_Comm_split(world, me, 0, &c)` with `me` world's own rank gives every rank a
+ * communicator of its own: whatever a collective on c is passed is the same on all of c.
+ * And a field F read on a field communicator C in another function is uniform per C when
+ * every write of F is uniform on its parent or sits in the block that makes C such a
+ * singleton, and every creation of C writes F beside it (lammps ReadDump::setup_reader:
+ * `nreader = lastfile - firstfile; MPI_Comm_split(world, me, 0, &clustercomm);`). The
+ * writes are found by the entity named (a variable or a field, any object's), so a write
+ * the walk cannot classify (++, +=, an address handed on) makes the answer no. */
+enum { S_ASSIGN, S_CREATE, S_FREE, S_QUERY, S_OTHER };
+#define WS_MAX 8
+struct wsite {
+  int how;
+  ls_node *val; /* S_ASSIGN: the value; S_CREATE, S_QUERY: the call */
+};
+struct wsites {
+  struct wsite s[WS_MAX];
+  int n, over;
+};
+
+static int names(ls_node *n, const ls_entity *e) {
+  n = ls_strip_casts(n);
+  return n && (n->kind == CXCursor_DeclRefExpr || n->kind == CXCursor_MemberRefExpr) && n->ent == e;
+}
+
+static void ws_add(struct wsites *w, int how, ls_node *val) {
+  if (w->n == WS_MAX) {
+    w->over = 1;
+    return;
+  }
+  w->s[w->n++] = (struct wsite){how, val};
+}
+
+static void ws_walk(ls_node *n, const ls_entity *e, struct wsites *w) {
+  if (!n)
+    return;
+  if (n->kind == CXCursor_CallExpr && n->ent && n->ent->rule) {
+    const ls_rule_fn *r = n->ent->rule;
+    const char *kn = r->kind_name ? r->kind_name : "";
+    for (unsigned i = 0; i < n->nkids; i++) {
+      ls_node *a = ls_strip_casts(n->kids[i]);
+      if (!a || a->kind != CXCursor_UnaryOperator || a->op != CXUnaryOperator_AddrOf || !a->nkids || !names(a->kids[0], e))
+        continue;
+      enum ls_role ro = (int)i < r->nargs ? r->roles[i] : LS_ROLE_NONE;
+      if (ro == LS_ROLE_OUT_COMM && is_creator(n))
+        ws_add(w, S_CREATE, n);
+      else if (!strcmp(kn, "comm_destroy"))
+        ws_add(w, S_FREE, n);
+      else if (ro == LS_ROLE_OUT_RANK && !strcmp(kn, "rank_query"))
+        ws_add(w, S_QUERY, n);
+      else
+        ws_add(w, S_OTHER, n);
+    }
+    for (unsigned i = 0; i < n->nkids; i++) {
+      ls_node *a = ls_strip_casts(n->kids[i]);
+      if (!(a && a->kind == CXCursor_UnaryOperator && a->op == CXUnaryOperator_AddrOf && a->nkids && names(a->kids[0], e)))
+        ws_walk(n->kids[i], e, w);
+    }
+    return;
+  }
+  if (n->kind == CXCursor_BinaryOperator && n->op == CXBinaryOperator_Assign && n->nkids == 2 && names(n->kids[0], e))
+    ws_add(w, S_ASSIGN, n->kids[1]);
+  else if (n->kind == CXCursor_VarDecl && n->ent == e && n->nkids)
+    ws_add(w, S_ASSIGN, n->kids[n->nkids - 1]);
+  else if ((n->kind == CXCursor_CompoundAssignOperator && n->nkids == 2 && names(n->kids[0], e)) ||
+           (ls_unary_may_write(n) && n->nkids && names(n->kids[0], e)))
+    ws_add(w, S_OTHER, n);
+  for (unsigned i = 0; i < n->nkids; i++)
+    ws_walk(n->kids[i], e, w);
+}
+
+/* the functions whose writes of e count: f alone for its locals, else the whole program */
+static int ws_scope(const ls_entity *e) { return e->kind == LS_ENT_VAR || e->kind == LS_ENT_PARAM; }
+
+/* a constructor (USR `...@S@X@F@X#...`): where a member gets its initial value */
+static int is_ctor(const ls_func *g) {
+  const char *k = g->ent && g->ent->key ? g->ent->key : NULL, *m = k ? strstr(k, "@F@") : NULL;
+  if (!m)
+    return 0;
+  size_t len = strcspn(m + 3, "#@");
+  return len && (size_t)(m - k) >= len + 3 && !strncmp(m - len - 3, "@S@", 3) && !strncmp(m - len, m + 3, len) &&
+         m[3 + len] == '#';
+}
+
+/* n reads no variable, parameter or field (an initial value: a literal, MPI_COMM_NULL) */
+static int reads_nothing(const ls_node *n) {
+  if (!n)
+    return 1;
+  if ((n->kind == CXCursor_DeclRefExpr || n->kind == CXCursor_MemberRefExpr) && n->ent && !n->ilit &&
+      (n->ent->kind == LS_ENT_VAR || n->ent->kind == LS_ENT_PARAM || n->ent->kind == LS_ENT_FIELD))
+    return 0;
+  for (unsigned i = 0; i < n->nkids; i++)
+    if (!reads_nothing(n->kids[i]))
+      return 0;
+  return 1;
+}
+
+/* the variable, field or predefined handle an expression names: its entity, or for a
+ * literal handle (an integer constant) NULL with *lit set; *addr: it was written &global */
+static const ls_entity *handle_of(ls_node *n, long long *lit, int *addr) {
+  n = ls_strip_casts(n);
+  *addr = 0;
+  if (n && n->kind == CXCursor_UnaryOperator && n->op == CXUnaryOperator_AddrOf && n->nkids) {
+    *addr = 1;
+    n = ls_strip_casts(n->kids[0]);
+  }
+  if (!n)
+    return NULL;
+  if (n->ilit) {
+    *lit = n->ival;
+    return NULL;
+  }
+  return (n->kind == CXCursor_DeclRefExpr || n->kind == CXCursor_MemberRefExpr) ? n->ent : NULL;
+}
+
+/* two communicator expressions name the same handle; 0 when either is not one */
+static int same_handle(ls_node *a, ls_node *b) {
+  long long la = 0, lb = 0;
+  int aa, ab;
+  const ls_entity *ea = handle_of(a, &la, &aa), *eb = handle_of(b, &lb, &ab);
+  if (ea || eb)
+    return ea == eb && aa == ab;
+  ls_node *sa = ls_strip_casts(a), *sb = ls_strip_casts(b);
+  return sa && sb && sa->ilit && sb->ilit && la == lb;
+}
+
+/* every write of e in its scope (f, or all of p's functions), 0 when one cannot be placed */
+static int ws_all(ls_program *p, ls_func *f, const ls_entity *e, struct wsites *w) {
+  memset(w, 0, sizeof *w);
+  if (ws_scope(e))
+    ws_walk(f->body, e, w);
+  else
+    for (size_t i = 0; i < p->funcs.n && !w->over; i++)
+      ws_walk(((ls_func *)p->funcs.v[i])->body, e, w);
+  return !w->over;
+}
+
+/* the split call s makes a communicator of one member: its color is the calling rank of the
+ * communicator it splits, a value written nowhere but by that rank query (and the parent,
+ * unless a predefined handle, written nowhere) */
+static int singleton_split(ls_program *p, ls_func *f, ls_node *s) {
+  const char *kn = s->ent && s->ent->rule ? s->ent->rule->kind_name : NULL;
+  int ci = arg_role(s, LS_ROLE_COLOR), pi = arg_role(s, LS_ROLE_COMM);
+  if (!kn || strcmp(kn, "comm_split") || ci < 0 || pi < 0)
+    return 0;
+  ls_node *c = ls_strip_casts(s->kids[ci]);
+  if (!c || (c->kind != CXCursor_DeclRefExpr && c->kind != CXCursor_MemberRefExpr) || !c->ent || c->ilit)
+    return 0;
+  struct wsites w;
+  if (!ws_all(p, f, c->ent, &w) || !w.n)
+    return 0;
+  for (int i = 0; i < w.n; i++) {
+    int qi = w.s[i].how == S_QUERY ? arg_role(w.s[i].val, LS_ROLE_COMM) : -1;
+    if (qi < 0 || !same_handle(w.s[i].val->kids[qi], s->kids[pi]))
+      return 0;
+  }
+  long long lit;
+  int addr;
+  const ls_entity *par = handle_of(s->kids[pi], &lit, &addr);
+  if (par && !addr && (!ws_all(p, f, par, &w) || w.n))
+    return 0;
+  return 1;
+}
+
+/* the field or local communicator comm has one member on every rank: each write of it is a
+ * split by the parent's own rank, a free, or a constructor's initial value */
+static int singleton_comm(ls_program *p, ls_func *f, const ls_entity *c) {
+  struct wsites w;
+  if (!ws_all(p, f, c, &w))
+    return 0;
+  int made = 0;
+  for (size_t g = 0; g < (ws_scope(c) ? 1 : p->funcs.n); g++) {
+    ls_func *h = ws_scope(c) ? f : p->funcs.v[g];
+    struct wsites v = {0};
+    ws_walk(h->body, c, &v);
+    for (int i = 0; i < v.n; i++) {
+      if (v.s[i].how == S_CREATE && singleton_split(p, h, v.s[i].val))
+        made = 1;
+      else if (v.s[i].how != S_FREE && !(v.s[i].how == S_ASSIGN && is_ctor(h) && reads_nothing(v.s[i].val)))
+        return 0;
+    }
+  }
+  return made;
+}
+
+/* block k of g makes field communicator c a singleton: exactly one write of c in it, a
+ * split by the parent's own rank */
+static int block_singleton(ls_program *p, ls_func *g, const ls_block *k, const ls_entity *c) {
+  struct wsites w = {0};
+  for (int i = 0; i < k->nitems; i++)
+    ws_walk(k->items[i], c, &w);
+  return !w.over && w.n == 1 && w.s[0].how == S_CREATE && singleton_split(p, g, w.s[0].val);
+}
+
+static int block_writes(const ls_block *k, const ls_entity *e) {
+  struct wsites w = {0};
+  for (int i = 0; i < k->nitems; i++)
+    ws_walk(k->items[i], e, &w);
+  return w.n || w.over;
+}
+
+/* field fl, read in f on field communicator c, is the same on all of c (see above) */
+static int field_uniform(ls_program *p, ls_func *f, const ls_entity *fl, const ls_entity *c) {
+  struct wsites w;
+  if (!ws_all(p, f, fl, &w) || !ws_all(p, f, c, &w))
+    return 0;
+  struct wsites mine = {0};
+  ws_walk(f->body, fl, &mine);
+  ws_walk(f->body, c, &mine);
+  if (mine.n)
+    return 0; /* written where it is read: the order there is not followed */
+  int made = 0;
+  for (size_t g = 0; g < p->funcs.n; g++) {
+    ls_func *h = p->funcs.v[g];
+    for (int b = 0; b < h->nblocks; b++) {
+      ls_block *k = h->blocks[b];
+      for (int i = 0; i < k->nitems; i++) {
+        struct wsites v = {0};
+        ws_walk(k->items[i], fl, &v);
+        for (int j = 0; j < v.n; j++) {
+          if (v.s[j].how != S_ASSIGN)
+            return 0;
+          if (ls_expr_taint(p, NULL, v.s[j].val) && !block_singleton(p, h, k, c))
+            return 0;
+        }
+        memset(&v, 0, sizeof v);
+        ws_walk(k->items[i], c, &v);
+        for (int j = 0; j < v.n; j++) {
+          if (v.s[j].how == S_CREATE && block_writes(k, fl))
+            made = 1;
+          else if (v.s[j].how != S_FREE && !(v.s[j].how == S_ASSIGN && is_ctor(h) && reads_nothing(v.s[j].val)))
+            return 0;
+        }
+        if (v.over)
+          return 0;
+      }
+    }
+  }
+  return made;
+}
+
+int ls_split_uniform_on(ls_program *p, ls_func *f, ls_node *val, ls_node *comm) {
+  ls_node *c = ls_strip_casts(comm), *v = ls_strip_casts(val);
+  if (!c || (c->kind != CXCursor_DeclRefExpr && c->kind != CXCursor_MemberRefExpr) || !c->ent ||
+      (c->ent->kind != LS_ENT_VAR && c->ent->kind != LS_ENT_FIELD && c->ent->kind != LS_ENT_GLOBAL))
+    return 0;
+  if (singleton_comm(p, f, c->ent))
+    return 1;
+  return v && v->kind == CXCursor_MemberRefExpr && v->ent && v->ent->kind == LS_ENT_FIELD &&
+         c->ent->kind == LS_ENT_FIELD && field_uniform(p, f, v->ent, c->ent);
 }

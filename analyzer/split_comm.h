@@ -38,4 +38,11 @@ int ls_split_resplit(ls_program *p, const ls_entity *lhs, ls_node *rhs);
  * same on all of E's members, under branches that are too, so whole communicators agree. */
 int ls_split_uniform(ls_program *p, ls_func *f, ls_node *cond, ls_node *const *calls, int n);
 
+/* 1 when val, an argument of a collective on comm in f, is the same on every rank of comm:
+ * comm (a local, global or field) is only ever split by its parent's own rank, one member
+ * each; or val is a field written only with values uniform on the parent, or with per-rank
+ * ones beside the split that makes field comm such a singleton, and every creation of comm
+ * writes val beside it (f writing neither). */
+int ls_split_uniform_on(ls_program *p, ls_func *f, ls_node *val, ls_node *comm);
+
 #endif

@@ -71,6 +71,12 @@ static void check_args(ls_check_ctx *c, const ls_block *k, const uint64_t *st, l
                                               : ls_expr_taint(c->p, st, n->kids[i]);
     if (o && ro == LS_ROLE_COUNTS && ls_counts_filled(c->p, c->f, k, n, n->kids[i]))
       o = NULL;
+    int ci = -1; /* a value the same on every rank of the call's communicator */
+    for (int j = 0; o && ro != LS_ROLE_COMM && ro != LS_ROLE_COUNTS && j < r->nargs && (unsigned)j < n->nkids; j++)
+      if (r->roles[j] == LS_ROLE_COMM)
+        ci = j;
+    if (ci >= 0 && ls_split_uniform_on(c->p, c->f, n->kids[i], n->kids[ci]))
+      o = NULL;
     if (!o)
       continue;
     char msg[512];
