@@ -291,6 +291,340 @@ static int esp_setup(ls_func *f, struct esp *e) {
   return 1;
 }
 
+/* ---- group depth counters ----
+ * A program that counts the groups it opened (`groupStart() { ncclGroupStart(); ++n; }`,
+ * `groupEnd() { ncclGroupEnd(); --n; }`) can close all of them with `for (i < n)
+ * ncclGroupEnd()` and reopen them with `for (i < n) ncclGroupStart()`: between the two
+ * loops the depth is the entry's less n, which the count keeps at zero or more, and after
+ * them it is the entry's again. Such loops count as 0 in the walk (gskip, their group
+ * calls) when every path from a closing loop reaches a reopening one over the unchanged
+ * count before the function ends, and no reopening one runs without a closing one first. */
+static _Thread_local struct { ls_node **v; int n; } gskip;
+
+static int gdelta(const ls_node *n) {
+  for (int i = 0; i < gskip.n; i++)
+    if (gskip.v[i] == n)
+      return 0;
+  return ls_group_delta(n);
+}
+
+/* how often n (not the functions it calls) may write e */
+static int local_writes(const ls_node *n, const ls_entity *e) {
+  if (!n || n->kind == CXCursor_LambdaExpr)
+    return 0;
+  int w = 0;
+  ls_node *t = n->nkids ? bare(n->kids[0]) : NULL;
+  if (((n->kind == CXCursor_BinaryOperator && n->op == CXBinaryOperator_Assign) ||
+       n->kind == CXCursor_CompoundAssignOperator || ls_unary_may_write(n)) && t && t->ent && field_of(t->ent) == e)
+    w++;
+  for (unsigned i = 0; i < n->nkids; i++)
+    w += local_writes(n->kids[i], e);
+  return w;
+}
+
+/* The API group calls under n, with those of the program's functions it calls (3 levels
+ * down; a deeper one counts as several); *one: the last API call seen */
+static int group_calls(const ls_node *n, ls_node **one, int depth) {
+  if (!n)
+    return 0;
+  int c = 0;
+  if (n->kind == CXCursor_CallExpr && n->ent && n->ent->rule &&
+      (n->ent->rule->kind == LS_KIND_GROUP_START || n->ent->rule->kind == LS_KIND_GROUP_END))
+    c++, *one = (ls_node *)n;
+  else if (n->kind == CXCursor_CallExpr && n->ent && n->ent->def) {
+    ls_node *x = NULL;
+    c += depth >= 3 ? 2 : 2 * group_calls(n->ent->def->body, &x, depth + 1);
+  }
+  for (unsigned i = 0; i < n->nkids; i++)
+    c += group_calls(n->kids[i], one, depth);
+  return c;
+}
+
+/* Is call x under s on every way through s (a condition, not a branch of it; the body of a
+ * do { } while (0))? */
+static int uncond_in(const ls_node *s, const ls_node *x) {
+  if (!s || s->kind == CXCursor_LambdaExpr)
+    return 0;
+  if (s == x)
+    return 1;
+  unsigned nk = s->nkids;
+  switch (s->kind) {
+  case CXCursor_IfStmt: case CXCursor_WhileStmt: case CXCursor_ForStmt: case CXCursor_SwitchStmt:
+  case CXCursor_CXXForRangeStmt: case CXCursor_ConditionalOperator:
+    nk = nk ? 1 : 0;
+    break;
+  case CXCursor_DoStmt:
+    if (!(nk == 2 && bare(s->kids[1]) && bare(s->kids[1])->ilit && !bare(s->kids[1])->ival))
+      return 0;
+    break;
+  case CXCursor_BinaryOperator:
+    if (s->op == CXBinaryOperator_LAnd || s->op == CXBinaryOperator_LOr)
+      nk = nk ? 1 : 0;
+    break;
+  default:
+    break;
+  }
+  for (unsigned i = 0; i < nk; i++)
+    if (uncond_in(s->kids[i], x))
+      return 1;
+  return 0;
+}
+
+/* ++e / --e (either form) as a statement of its own: +1 / -1, else 0 */
+static int incdec1(const ls_node *n, const ls_entity *e) {
+  n = bare((ls_node *)n);
+  if (!n || n->kind != CXCursor_UnaryOperator || n->nkids != 1 || !ls_is_incdec(n->op))
+    return 0;
+  ls_node *t = bare(n->kids[0]);
+  if (!t || !t->ent || field_of(t->ent) != e)
+    return 0;
+  return n->op == CXUnaryOperator_PreInc || n->op == CXUnaryOperator_PostInc ? 1 : -1;
+}
+
+/* the statement list holding e's increment or decrement under n: *s, its index *at */
+static int stmt_write(const ls_node *n, const ls_entity *e, const ls_node **s, unsigned *at, int *dir) {
+  if (!n)
+    return 0;
+  for (unsigned i = 0; i < n->nkids; i++) {
+    if (n->kind == CXCursor_CompoundStmt && (*dir = incdec1(n->kids[i], e))) {
+      *s = n, *at = i;
+      return 1;
+    }
+    if (stmt_write(n->kids[i], e, s, at, dir))
+      return 1;
+  }
+  return 0;
+}
+
+/* Is e a group depth counter: written only by an increment next to the one group start of
+ * its function, or a decrement next to its one group end, in some function of the program? */
+static int is_counter(ls_program *p, const ls_entity *e) {
+  static _Thread_local struct { const ls_program *p; const ls_entity *e; int v; } memo[64];
+  size_t h = ((uintptr_t)e >> 4) & 63u;
+  if (memo[h].p == p && memo[h].e == e)
+    return memo[h].v;
+  int v = e && (e->kind == LS_ENT_GLOBAL || e->kind == LS_ENT_FIELD), nw = 0;
+  for (size_t j = 0; j < p->funcs.n && v; j++) {
+    ls_func *g = p->funcs.v[j];
+    int w = g->body ? local_writes(g->body, e) : 0;
+    if (!w)
+      continue;
+    const ls_node *s = NULL;
+    unsigned at = 0;
+    int dir = 0;
+    ls_node *call = NULL;
+    v = w == 1 && stmt_write(g->body, e, &s, &at, &dir) && group_calls(g->body, &call, 0) == 1 &&
+        call->ent->rule->kind == (dir > 0 ? LS_KIND_GROUP_START : LS_KIND_GROUP_END) &&
+        ((at > 0 && uncond_in(s->kids[at - 1], call)) || (at + 1 < s->nkids && uncond_in(s->kids[at + 1], call)));
+    nw++;
+  }
+  v = v && nw;
+  memo[h].p = p, memo[h].e = e, memo[h].v = v;
+  return v;
+}
+
+/* the counter bounding loop statement n from 0 (`for (i = 0; i < e; ++i)`, a range over
+ * c10::irange(e)), its condition node in *cond; NULL: none */
+static const ls_entity *loop_bound(const ls_node *n, const ls_node **cond) {
+  if (n->kind == CXCursor_CXXForRangeStmt && n->nkids >= 2) {
+    ls_node *r = bare(n->kids[n->nkids - 2]);
+    *cond = n->kids[n->nkids - 2];
+    if (!r || r->kind != CXCursor_CallExpr || !r->text || strcmp(r->text, "irange"))
+      return NULL;
+    const ls_entity *e = NULL;
+    int nargs = 0;
+    for (unsigned i = 0; i < r->nkids; i++) {
+      ls_node *a = bare(r->kids[i]);
+      if (!a || (a->ent && a->ent->kind == LS_ENT_FUNC) || a->kind == CXCursor_OverloadedDeclRef ||
+          a->kind == CXCursor_NamespaceRef || a->kind == CXCursor_TemplateRef || a->kind == CXCursor_TypeRef)
+        continue;
+      nargs++;
+      e = a->ent ? field_of(a->ent) : NULL;
+    }
+    return nargs == 1 ? e : NULL;
+  }
+  if (n->kind != CXCursor_ForStmt || n->nkids != 4)
+    return NULL;
+  ls_node *init = bare(n->kids[0]), *c = bare(n->kids[1]), *inc = bare(n->kids[2]);
+  *cond = c;
+  ls_entity *i = NULL;
+  if (init && init->kind == CXCursor_DeclStmt && init->nkids == 1)
+    init = init->kids[0];
+  if (init && init->kind == CXCursor_VarDecl && init->nkids >= 1 && bare(init->kids[init->nkids - 1]) &&
+      bare(init->kids[init->nkids - 1])->ilit && !bare(init->kids[init->nkids - 1])->ival)
+    i = init->ent;
+  if (!i || !c || c->kind != CXCursor_BinaryOperator || c->op != CXBinaryOperator_LT || c->nkids != 2 ||
+      !bare(c->kids[0]) || bare(c->kids[0])->ent != i || !bare(c->kids[1]) || !bare(c->kids[1])->ent || !inc ||
+      inc->kind != CXCursor_UnaryOperator || (inc->op != CXUnaryOperator_PreInc && inc->op != CXUnaryOperator_PostInc) ||
+      inc->nkids != 1 || !bare(inc->kids[0]) || bare(inc->kids[0])->ent != i || local_writes(n->kids[3], i))
+    return NULL;
+  return field_of(bare(c->kids[1])->ent);
+}
+
+struct cloop { ls_block *head; int dir; ls_node *call; };
+
+/* The net group delta of one trip of loop head's body, when every trip has it and issues
+ * exactly one group call (*call), no way leaves the body but back to head or by an
+ * exception; 0 otherwise. */
+static int body_delta(ls_func *f, ls_block *head, int *dep, ls_block **stk, ls_node **call) {
+  int sp = 0, back = 0, ncall = 0;
+  for (int b = 0; b < f->nblocks; b++)
+    dep[b] = INT32_MIN;
+  ls_block *body = head->succ[0], *out = head->succ[1];
+  dep[body->id] = 0;
+  stk[sp++] = body;
+  while (sp) {
+    ls_block *k = stk[--sp];
+    int d = dep[k->id];
+    for (int i = 0; i < k->nitems; i++) {
+      int g = ls_group_delta(k->items[i]);
+      if (g)
+        d += g, ncall++, *call = k->items[i];
+    }
+    for (int s = 0; s < k->nsucc; s++) {
+      ls_block *t = k->succ[s];
+      if (t == head) {
+        if (back && back != d)
+          return 0;
+        back = d;
+      } else if (t == f->abort_blk || t == f->killall) {
+        continue;
+      } else if (t == f->exit || t == out) {
+        return 0;
+      } else if (dep[t->id] == INT32_MIN) {
+        dep[t->id] = d;
+        stk[sp++] = t;
+      } else if (dep[t->id] != d) {
+        return 0;
+      }
+    }
+  }
+  return ncall == 1 && (back == 1 || back == -1) ? back : 0;
+}
+
+/* Does a walk from the blocks on stk reach a block of stop (n of them) before one of
+ * avoid, or pass an item writing e? (marks: by block id, scratch) */
+static int reaches(ls_func *f, ls_block **stk, int sp, struct cloop *stop, int nstop, struct cloop *avoid,
+                   int navoid, const ls_entity *e, unsigned char *seen) {
+  memset(seen, 0, (size_t)f->nblocks);
+  for (int i = 0; i < sp; i++)
+    seen[stk[i]->id] = 1;
+  while (sp) {
+    ls_block *k = stk[--sp];
+    int hit = 0;
+    for (int i = 0; i < nstop && !hit; i++)
+      hit = stop[i].head == k;
+    if (hit)
+      return 1;
+    for (int i = 0; i < navoid && !hit; i++)
+      hit = avoid[i].head == k;
+    if (hit)
+      continue;
+    for (int i = 0; e && i < k->nitems; i++)
+      if (node_writes(k->items[i], e, 0))
+        return 1;
+    for (int s = 0; s < k->nsucc; s++)
+      if (!seen[k->succ[s]->id])
+        seen[k->succ[s]->id] = 1, stk[sp++] = k->succ[s];
+  }
+  return 0;
+}
+
+static void counter_loops_under(const ls_node *n, ls_node **v, int *nv, int cap) {
+  if (!n || n->kind == CXCursor_LambdaExpr)
+    return;
+  if ((n->kind == CXCursor_ForStmt || n->kind == CXCursor_CXXForRangeStmt) && *nv < cap)
+    v[(*nv)++] = (ls_node *)n;
+  for (unsigned i = 0; i < n->nkids; i++)
+    counter_loops_under(n->kids[i], v, nv, cap);
+}
+
+/* gskip for f: the group calls of its closing and reopening counter loops, when they are
+ * balanced as the comment above says */
+static void counter_loops(ls_check_ctx *c, ls_func *f) {
+  gskip.n = 0;
+  ls_node *fors[32];
+  int nf = 0, any = 0;
+  for (int b = 0; b < f->nblocks && !any; b++)
+    for (int i = 0; i < f->blocks[b]->nitems && !any; i++)
+      any = ls_group_delta(f->blocks[b]->items[i]) != 0;
+  if (!any)
+    return;
+  counter_loops_under(f->body, fors, &nf, 32);
+  struct cloop lp[32];
+  int nl = 0;
+  const ls_entity *ctr = NULL;
+  int *dep = NULL;
+  ls_block **stk = NULL;
+  for (int j = 0; j < nf; j++) {
+    const ls_node *cond = NULL;
+    const ls_entity *e = loop_bound(fors[j], &cond);
+    if (!e || (ctr && e != ctr) || !is_counter(c->p, e) || node_writes(fors[j], e, 0))
+      continue;
+    ls_block *head = NULL;
+    for (int b = 0; b < f->nblocks && !head; b++)
+      if (f->blocks[b]->is_loop && f->blocks[b]->nsucc == 2 && f->blocks[b]->cond &&
+          bare(f->blocks[b]->cond) == bare((ls_node *)cond))
+        head = f->blocks[b];
+    if (!head)
+      continue;
+    if (!dep) {
+      dep = malloc((size_t)f->nblocks * sizeof *dep);
+      stk = malloc(((size_t)f->nblocks + 1) * sizeof *stk);
+      if (!dep || !stk)
+        abort();
+    }
+    ls_node *call = NULL;
+    int d = body_delta(f, head, dep, stk, &call);
+    if (!d)
+      continue;
+    ctr = e;
+    lp[nl++] = (struct cloop){head, d, call};
+  }
+  if (!nl) {
+    free(dep);
+    free(stk);
+    return;
+  }
+  /* closers first, then openers */
+  struct cloop cl[32], op[32];
+  int ncl = 0, nop = 0;
+  for (int i = 0; i < nl; i++) {
+    if (lp[i].dir < 0)
+      cl[ncl++] = lp[i];
+    else
+      op[nop++] = lp[i];
+  }
+  unsigned char *seen = malloc((size_t)f->nblocks);
+  if (!seen)
+    abort();
+  int ok = ncl && nop && !local_writes(f->body, ctr);
+  /* from each closing loop's exit: every path meets a reopening loop, passes no other
+   * closing one and nothing that writes the count */
+  struct cloop endp = {f->exit, 0, NULL};
+  for (int i = 0; i < ncl && ok; i++) {
+    struct cloop stop[33];
+    memcpy(stop, cl, (size_t)ncl * sizeof *cl);
+    stop[ncl] = endp;
+    stk[0] = cl[i].head->succ[1];
+    ok = !reaches(f, stk, 1, stop, ncl + 1, op, nop, ctr, seen);
+  }
+  /* from the entry: no reopening loop before a closing one */
+  if (ok) {
+    stk[0] = f->entry;
+    ok = !reaches(f, stk, 1, op, nop, cl, ncl, NULL, seen);
+  }
+  if (ok) {
+    if (!gskip.v && !(gskip.v = malloc(32 * sizeof *gskip.v)))
+      abort(); /* nl <= 32, kept for the thread's next function */
+    for (int i = 0; i < nl; i++)
+      gskip.v[gskip.n++] = lp[i].call;
+  }
+  free(seen);
+  free(dep);
+  free(stk);
+}
+
 /* errp (errpath.c's bits by block id, NULL: none): the walk takes no failure side of a
  * failure test, so gout is the depth on the normal run alone */
 static void group_flow(ls_func *f, const unsigned char *errp) {
@@ -317,7 +651,7 @@ static void group_flow(ls_func *f, const unsigned char *errp) {
     uint32_t m0 = m;
     int net = 0;
     for (int i = 0; i < k->nitems; i++) {
-      int d = ls_group_delta(k->items[i]);
+      int d = gdelta(k->items[i]);
       net += d;
       if (d)
         m = shift(m, d);
@@ -399,6 +733,7 @@ static int is_method(const ls_entity *e) {
 
 void ls_group_analyze(ls_check_ctx *c) {
   ls_func *f = c->f;
+  counter_loops(c, f);
   if (c->errany) { /* the depths of the normal run first, kept by block id */
     group_flow(f, c->errp);
     if ((size_t)f->nblocks > c->gnormcap) {
@@ -422,7 +757,7 @@ void ls_group_analyze(ls_check_ctx *c) {
       continue;
     for (int i = 0; i < k->nitems; i++) {
       ls_node *n = k->items[i];
-      int d = ls_group_delta(n);
+      int d = gdelta(n);
       if (d < 0 && (m & (1u << GZ)))
         ls_vec_push(&c->below, n);
       if (d < 0)
