@@ -1628,3 +1628,17 @@ int ls_split_uniform_on(ls_program *p, ls_func *f, ls_node *val, ls_node *comm) 
   return v && v->kind == CXCursor_MemberRefExpr && v->ent && v->ent->kind == LS_ENT_FIELD &&
          c->ent->kind == LS_ENT_FIELD && field_uniform(p, f, v->ent, c->ent);
 }
+
+int ls_split_singleton_calls(ls_program *p, ls_func *f, ls_node *const *calls, int n) {
+  for (int i = 0; i < n; i++) {
+    const ls_node *k = calls[i];
+    int ci = k->kind == CXCursor_CallExpr && k->ent && k->ent->rule && k->ent->rule->kind == LS_KIND_COLLECTIVE
+                 ? arg_role(k, LS_ROLE_COMM) : -1;
+    ls_node *c = ci >= 0 ? ls_strip_casts(calls[i]->kids[ci]) : NULL;
+    if (!c || (c->kind != CXCursor_DeclRefExpr && c->kind != CXCursor_MemberRefExpr) || !c->ent ||
+        (c->ent->kind != LS_ENT_VAR && c->ent->kind != LS_ENT_FIELD && c->ent->kind != LS_ENT_GLOBAL) ||
+        !singleton_comm(p, f, c->ent))
+      return 0;
+  }
+  return n > 0;
+}

@@ -45,4 +45,8 @@ int ls_split_uniform(ls_program *p, ls_func *f, ls_node *cond, ls_node *const *c
  * writes val beside it (f writing neither). */
 int ls_split_uniform_on(ls_program *p, ls_func *f, ls_node *val, ls_node *comm);
 
+/* 1 when every call of calls[0..n) is a collective on a communicator of one member (above):
+ * a rank that issues it waits for nobody, so which ranks do cannot diverge (and n > 0). */
+int ls_split_singleton_calls(ls_program *p, ls_func *f, ls_node *const *calls, int n);
+
 #endif

@@ -547,7 +547,7 @@ static void check_branch(ls_check_ctx *c, ls_block *b) {
   if (!at)
     return; /* the difference lies in paths that do not return; nothing to point at */
   { /* on communicators split by this very condition, or re-split so that the condition is
-     * the same on each one's members: whole groups agree */
+     * the same on each one's members: whole groups agree; or of one member each */
     ls_node *all[2 * LS_MAXEV];
     int na = 0;
     for (int j = 0; j < la.n; j++)
@@ -558,6 +558,8 @@ static void check_branch(ls_check_ctx *c, ls_block *b) {
       return;
     if (ls_split_uniform(c->p, c->f, b->cond, all, na))
       return;
+    if (ls_split_singleton_calls(c->p, c->f, all, na))
+      return; /* each on a communicator of one member: no rank waits for another */
   }
   ls_node *cn = b->cond;
   char msg[1024], sa[400], sb[400];

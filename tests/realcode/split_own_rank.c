@@ -3,7 +3,9 @@
 // rank reads its own files): a collective on it has one member, so a per-rank count is the
 // same on all of it and lint must stay quiet. Reported: a color that groups ranks (rank / 2),
 // the collective on the world, a communicator also made by a dup, a color that is not the rank
-// any more.
+// any more. A branch on the rank around collectives on such a communicator cannot diverge
+// either (each rank that issues one waits for nobody): quiet, but reported with a rank / 2 color
+// or a collective on the world beside it.
 #include <mpi.h>
 
 void own_rank(void) {
@@ -58,4 +60,36 @@ void color_changed(void) {
   MPI_Comm_split(MPI_COMM_WORLD, rank, 0, &c);
   MPI_Bcast(buf, n, MPI_INT, 0, c); // expected-warning{{rank-dependent-argument}}
   MPI_Comm_free(&c);
+}
+
+void branch_own(void) {
+  int rank, v = 0;
+  MPI_Comm self;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_split(MPI_COMM_WORLD, rank, 0, &self);
+  if (rank % 3 == 0)
+    MPI_Bcast(&v, 1, MPI_INT, 0, self);
+  MPI_Comm_free(&self);
+}
+
+void branch_pairs(void) {
+  int rank, v = 0;
+  MPI_Comm two;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_split(MPI_COMM_WORLD, rank / 2, 0, &two);
+  if (rank % 3 == 0)
+    MPI_Bcast(&v, 1, MPI_INT, 0, two); // expected-warning{{rank-divergent-collective}}
+  MPI_Comm_free(&two);
+}
+
+void branch_also_world(void) {
+  int rank, v = 0;
+  MPI_Comm self;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_split(MPI_COMM_WORLD, rank, 0, &self);
+  if (rank % 3 == 0) {
+    MPI_Bcast(&v, 1, MPI_INT, 0, self); // expected-warning{{rank-divergent-collective}}
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
+  MPI_Comm_free(&self);
 }
