@@ -280,6 +280,11 @@ const ls_origin *ls_content_taint(ls_program *p, const uint64_t *st, ls_node *n)
  * every rank whatever its fact says: f has just filled one per member of the call's
  * communicator with a uniform value, on every way to the call (taint.c says when). */
 int ls_counts_filled(ls_program *p, ls_func *f, const ls_block *at, ls_node *call, ls_node *arg);
+/* 1 when the counts array arg (a local) read in block at of f holds the same numbers on every
+ * rank although writes under a rank-dependent condition filled it: at runs only where a
+ * parameter f never writes has one value, and with it the condition holds on every rank
+ * (`if (all || rank == root)` ... `if (all) MPI_Allgatherv(...)`; taint.c says when). */
+int ls_counts_guarded(ls_program *p, ls_func *f, const ls_block *at, ls_node *arg);
 /* The flow-sensitive pass over one function's locals: bit fsidx-1 of a state says whether
  * a candidate local holds a rank value there. ls_taint_run runs it (full) inside its fixpoint.
  * The checks' view of a function (after ls_taint_run) is the same pass, narrower as it always

@@ -1949,3 +1949,338 @@ int ls_counts_filled(ls_program *p, ls_func *f, const ls_block *at, ls_node *cal
   free(fors.v);
   return ok;
 }
+
+/* ---- counts arrays filled alike under a uniform guard ----
+ * hdf5's H5D__mpio_array_gatherv: `if (allgather || rank == root) { c = malloc(...); }`,
+ * `if (allgather) MPI_Allgather(..., c, ...)`, `if (allgather || rank == root) c[i] *= size;`,
+ * then `if (allgather) MPI_Allgatherv(..., c, ...)`. The writes under the rank-dependent
+ * condition make c's elements rank-dependent by implicit flow, but the call runs only where
+ * the parameter allgather is true, and there the condition was true on every rank: each rank
+ * did the same writes. So the function is looked at as it runs with a parameter v that it
+ * never writes, uniform, held at the value the call needs (branches testing v itself take the
+ * one side; the CFG splits && and || into such tests): in that restricted CFG, up to the
+ * call, a branch is rank-dependent when its condition reads a rank value or lies in the region
+ * of one, and a local (one whose address is not taken) holds a rank value when a write in
+ * such a region or of a rank value reaches it. The array's elements are uniform when every
+ * write to them there is alike (a uniform value at a uniform index, or a collective delivering
+ * alike), its pointer is only set to fresh memory (malloc) or null, and it is passed to no
+ * other function. Control dependence is the whole function's, taken in the restricted CFG. */
+#define GUARD_MAX 64
+struct guard {
+  ls_program *p;
+  ls_func *f;
+  ls_entity *v; int pol;
+  ls_entity *t;                  /* the counts array */
+  ls_entity *loc[GUARD_MAX]; int nloc; /* tracked locals (t first) */
+  uint64_t rank;                 /* bit i: loc[i] holds a rank value */
+  int content;                   /* t's elements hold rank values */
+  unsigned char *in, *split;     /* by block id: in the restricted CFG up to the call; rank-split */
+  int changed;
+};
+
+/* the side of branch k that v = pol takes: 0 or 1, -1 when k does not test v */
+static int guard_side(const struct guard *g, const ls_block *k) {
+  ls_node *c = k->cond ? ls_strip_casts(k->cond) : NULL;
+  while (c && c->kind == CXCursor_ParenExpr && c->nkids == 1)
+    c = ls_strip_casts(c->kids[0]);
+  if (!c || c->kind != CXCursor_DeclRefExpr || c->ent != g->v || k->nsucc != 2)
+    return -1;
+  return g->pol ? 0 : 1;
+}
+
+/* the blocks reachable from f's entry with v = pol */
+static void guard_reach(const struct guard *g, unsigned char *seen, ls_block **todo) {
+  int nt = 0;
+  memset(seen, 0, (size_t)g->f->nblocks + 1);
+  seen[g->f->entry->id] = 1;
+  todo[nt++] = g->f->entry;
+  while (nt) {
+    ls_block *q = todo[--nt];
+    int side = guard_side(g, q);
+    for (int s = 0; s < q->nsucc; s++)
+      if ((side < 0 || s == side) && !seen[q->succ[s]->id]) {
+        seen[q->succ[s]->id] = 1;
+        todo[nt++] = q->succ[s];
+      }
+  }
+}
+
+static int guard_loc(const struct guard *g, const ls_entity *e) {
+  for (int i = 0; i < g->nloc; i++)
+    if (g->loc[i] == e)
+      return i;
+  return -1;
+}
+
+static int names_loc(const struct guard *g, const ls_node *n) {
+  if (!n)
+    return 0;
+  if (n->kind == CXCursor_DeclRefExpr && guard_loc(g, n->ent) >= 0)
+    return 1;
+  for (unsigned i = 0; i < n->nkids; i++)
+    if (names_loc(g, n->kids[i]))
+      return 1;
+  return 0;
+}
+
+static int ptr_in(const ls_node *n, const ls_entity *t) {
+  if (!n)
+    return 0;
+  if (n->kind == CXCursor_DeclRefExpr && n->ent == t)
+    return 1;
+  for (unsigned i = 0; i < n->nkids; i++)
+    if (ptr_in(n->kids[i], t))
+      return 1;
+  return 0;
+}
+
+/* t used as a pointer (not the base of an element read): passed on, copied, offset */
+static int ptr_use(const ls_node *n, const ls_entity *t) {
+  if (!n)
+    return 0;
+  if (n->kind == CXCursor_DeclRefExpr)
+    return n->ent == t;
+  if (n->kind == CXCursor_CallExpr) /* its arguments are guard_writes' own */
+    return 0;
+  if (n->kind == CXCursor_ArraySubscriptExpr && n->nkids == 2) {
+    ls_node *b = ls_strip_casts(n->kids[0]);
+    return (!b || b->kind != CXCursor_DeclRefExpr || b->ent != t ? ptr_use(n->kids[0], t) : 0) || ptr_use(n->kids[1], t);
+  }
+  if (n->kind == CXCursor_UnaryOperator && n->op == CXUnaryOperator_AddrOf) /* &t[i]: a way into t */
+    return n->nkids && ptr_in(n->kids[0], t);
+  if (n->kind == CXCursor_UnaryOperator && n->op == CXUnaryOperator_Deref && n->nkids == 1) {
+    ls_node *b = ls_strip_casts(n->kids[0]);
+    if (b && b->kind == CXCursor_DeclRefExpr && b->ent == t)
+      return 0;
+  }
+  for (unsigned i = 0; i < n->nkids; i++)
+    if (ptr_use(n->kids[i], t))
+      return 1;
+  return 0;
+}
+
+/* n's value holds a rank value in the restricted run: ls_expr_taint, with the tracked locals'
+ * and t's elements' facts those found so far */
+static int guard_eval(struct guard *g, ls_node *n) {
+  if (!n)
+    return 0;
+  if (!names_loc(g, n))
+    return ls_expr_taint(g->p, NULL, n) != NULL;
+  switch (n->kind) {
+  case CXCursor_DeclRefExpr:
+    return (int)(g->rank >> guard_loc(g, n->ent) & 1);
+  case CXCursor_ArraySubscriptExpr:
+  case CXCursor_UnaryOperator: {
+    if (n->kind == CXCursor_UnaryOperator && n->op == CXUnaryOperator_AddrOf)
+      return 0;
+    ls_node *b = n->nkids ? ls_strip_casts(n->kids[0]) : NULL;
+    if (b && b->kind == CXCursor_DeclRefExpr && b->ent == g->t &&
+        (n->kind == CXCursor_ArraySubscriptExpr ? n->nkids == 2 : n->op == CXUnaryOperator_Deref))
+      return g->content || (g->rank & 1) || (n->nkids == 2 && guard_eval(g, n->kids[1]));
+    break;
+  }
+  case CXCursor_CallExpr:
+    /* an API call's result is no rank value (ls_expr_taint); any other call reading a tracked
+     * local is taken as rank-dependent */
+    return !(n->ent && n->ent->rule && !value_source(g->p, n));
+  case CXCursor_MemberRefExpr:
+    if (n->ent && n->ent->taint)
+      return 1;
+    break;
+  case CXCursor_UnaryExpr:
+    return 0;
+  default:
+    break;
+  }
+  for (unsigned i = 0; i < n->nkids; i++)
+    if (guard_eval(g, n->kids[i]))
+      return 1;
+  return 0;
+}
+
+static void guard_set(struct guard *g, int i, int v) {
+  if (v && i >= 0 && !(g->rank >> i & 1)) {
+    g->rank |= 1ull << i;
+    g->changed = 1;
+  }
+}
+
+static void guard_content(struct guard *g, int v) {
+  if (v && !g->content) {
+    g->content = 1;
+    g->changed = 1;
+  }
+}
+
+/* what a pointer set to it points to holds nothing yet: malloc's result, or null */
+static int fresh(const struct guard *g, ls_node *v) {
+  ls_node *r = ls_strip_casts(v);
+  return r && ((r->kind == CXCursor_CallExpr && r->ptr_result && !names_loc(g, r)) || (r->ilit && !r->ival) ||
+               r->kind == CXCursor_CXXNullPtrLiteralExpr || r->kind == CXCursor_GNUNullExpr);
+}
+
+/* the writes of n (block split: reached by some ranks only) */
+static void guard_writes(struct guard *g, ls_node *n, int split) {
+  if (!n || n->kind == CXCursor_LambdaExpr)
+    return;
+  int level = 0;
+  ls_entity *e;
+  switch (n->kind) {
+  case CXCursor_VarDecl:
+    if (n->nkids) {
+      ls_node *init = n->kids[n->nkids - 1];
+      guard_set(g, guard_loc(g, n->ent), split || guard_eval(g, init));
+      if (n->ent != g->t)
+        guard_content(g, ptr_use(init, g->t));
+      else if (ls_strip_casts(init) && ls_strip_casts(init)->kind == CXCursor_InitListExpr)
+        guard_content(g, split || guard_eval(g, init));
+      else
+        guard_content(g, !fresh(g, init));
+    }
+    break;
+  case CXCursor_BinaryOperator:
+  case CXCursor_CompoundAssignOperator:
+    if (n->nkids != 2 || (n->kind == CXCursor_BinaryOperator && n->op != CXBinaryOperator_Assign))
+      break;
+    e = ls_target_of(n->kids[0], &level);
+    if (e == g->t && level > 0) /* an element: its value and where it lands */
+      guard_content(g, split || guard_eval(g, n->kids[1]) || guard_eval(g, n->kids[0]));
+    else if (e == g->t) { /* the pointer: fresh memory or null only */
+      guard_content(g, !fresh(g, n->kids[1]) || n->kind != CXCursor_BinaryOperator);
+      guard_set(g, 0, split);
+    } else {
+      if (level <= 0)
+        guard_set(g, guard_loc(g, e), split || guard_eval(g, n->kids[1]));
+      guard_content(g, ptr_use(n->kids[1], g->t)); /* another name for t's memory */
+    }
+    break;
+  case CXCursor_UnaryOperator:
+    if (n->nkids == 1 && (n->op == CXUnaryOperator_PostInc || n->op == CXUnaryOperator_PreInc ||
+                          n->op == CXUnaryOperator_PostDec || n->op == CXUnaryOperator_PreDec)) {
+      e = ls_target_of(n->kids[0], &level);
+      if (e == g->t && level > 0)
+        guard_content(g, split || guard_eval(g, n->kids[0]));
+      else if (e == g->t)
+        guard_content(g, 1);
+      else if (level <= 0)
+        guard_set(g, guard_loc(g, e), split);
+    }
+    break;
+  case CXCursor_CallExpr:
+    for (unsigned i = 0; i < n->nkids; i++) {
+      if (!ptr_use(n->kids[i], g->t))
+        continue;
+      const ls_rule_fn *r = n->ent ? n->ent->rule : NULL;
+      ls_node *a = ls_strip_casts(n->kids[i]);
+      if (!r || (int)i >= r->nargs) /* another function may write it, or keep it */
+        guard_content(g, 1);
+      else if (r->roles[i] == LS_ROLE_RECVBUF)
+        guard_content(g, split || !delivers_alike(r) || !a || a->kind != CXCursor_DeclRefExpr);
+    }
+    break;
+  default:
+    break;
+  }
+  for (unsigned i = 0; i < n->nkids; i++)
+    guard_writes(g, n->kids[i], split);
+}
+
+static int guard_visit(ls_block *q, void *ctx) {
+  struct guard *g = ctx;
+  if (g->split[q->id])
+    return 0;
+  g->split[q->id] = 1;
+  g->changed = 1;
+  return 1;
+}
+
+/* the restricted run with v = pol: is t's content uniform at block at? */
+static int guard_run(struct guard *g, const ls_block *at, ls_block **todo) {
+  ls_func *f = g->f;
+  size_t n = (size_t)f->nblocks + 1;
+  unsigned char *other = calloc(n, 1), *fwd = calloc(n, 1);
+  if (!other || !fwd)
+    abort();
+  g->pol = !g->pol;
+  guard_reach(g, other, todo);
+  g->pol = !g->pol;
+  int ok = !other[at->id];
+  if (ok) { /* the blocks of the restricted run from which it reaches at */
+    guard_reach(g, fwd, todo);
+    memset(g->in, 0, n);
+    int nt = 0;
+    g->in[at->id] = 1;
+    todo[nt++] = (ls_block *)at;
+    while (nt) {
+      ls_block *q = todo[--nt];
+      for (int e = 0; e < q->npred; e++) {
+        ls_block *u = q->pred[e];
+        int side = guard_side(g, u);
+        if (!fwd[u->id] || g->in[u->id] || (side >= 0 && u->succ[side] != q))
+          continue;
+        g->in[u->id] = 1;
+        todo[nt++] = u;
+      }
+    }
+    memset(g->split, 0, n);
+    g->rank = 0;
+    g->content = 0;
+    do {
+      g->changed = 0;
+      for (int b = 0; b < f->nblocks; b++) {
+        ls_block *k = f->blocks[b];
+        if (!g->in[k->id])
+          continue;
+        for (int j = 0; j < k->nitems; j++)
+          guard_writes(g, k->items[j], g->split[k->id]);
+        if (k->cond)
+          guard_writes(g, k->cond, g->split[k->id]);
+        /* a test of v reached by some ranks only still splits them: the restricted CFG's
+         * regions are not the whole function's */
+        if (k->cond && k->nsucc >= 2 && (g->split[k->id] || (guard_side(g, k) < 0 && guard_eval(g, k->cond))))
+          ctl_region(f, k, guard_visit, g);
+      }
+    } while (g->changed && !g->content);
+    ok = !g->content && !(g->rank & 1);
+  }
+  free(other);
+  free(fwd);
+  return ok;
+}
+
+int ls_counts_guarded(ls_program *p, ls_func *f, const ls_block *at, ls_node *arg) {
+  ls_node *a = ls_strip_casts(arg);
+  ls_entity *t = a && a->kind == CXCursor_DeclRefExpr ? a->ent : NULL;
+  if (!t || t->kind != LS_ENT_VAR || !f->body || !at || !f->entry || addr_taken(f->body, t))
+    return 0;
+  struct guard g = {.p = p, .f = f, .t = t};
+  g.loc[g.nloc++] = t;
+  for (int i = 0; i < f->nrefs; i++) { /* the locals to follow: rank-dependent somewhere */
+    ls_entity *e = f->refs[i]->ent;
+    if (e && e->kind == LS_ENT_VAR && e->taint && guard_loc(&g, e) < 0) {
+      if (g.nloc == GUARD_MAX)
+        return 0;
+      if (!addr_taken(f->body, e))
+        g.loc[g.nloc++] = e;
+    }
+  }
+  size_t n = (size_t)f->nblocks + 1;
+  g.in = calloc(n, 1);
+  g.split = calloc(n, 1);
+  ls_block **todo = malloc(n * sizeof *todo);
+  if (!g.in || !g.split || !todo)
+    abort();
+  int ok = 0;
+  for (int i = 0; i < f->nparams && !ok; i++) {
+    ls_entity *v = f->params[i];
+    if (!v || v->taint || addr_taken(f->body, v) || ls_writes_of(f->body, v, LS_WR_ASSIGN, 1))
+      continue;
+    g.v = v;
+    for (g.pol = 0; g.pol < 2 && !ok; g.pol++)
+      ok = guard_run(&g, at, todo);
+  }
+  free(g.in);
+  free(g.split);
+  free(todo);
+  return ok;
+}

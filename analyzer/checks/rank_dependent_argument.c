@@ -1,7 +1,9 @@
 /* rank-dependent-argument — a collective's count, datatype, root, reduction op or counts
  * array that depends on the rank, read with the flow-sensitive state at the call (taint.c's
  * view of the function's locals: `MPI_Bcast(&n, ...)` makes n uniform from there on; a counts
- * array the function has just filled alike for every member is uniform, ls_counts_filled), and
+ * array the function has just filled alike for every member is uniform, ls_counts_filled, as is
+ * one filled alike under a rank-dependent condition that a uniform guard of the call implies,
+ * ls_counts_guarded), and
  * a communicator chosen by the rank. */
 #include <stdio.h>
 
@@ -69,7 +71,8 @@ static void check_args(ls_check_ctx *c, const ls_block *k, const uint64_t *st, l
     const ls_origin *o = ro == LS_ROLE_COUNTS ? ls_content_taint(c->p, st, n->kids[i])
                          : ro == LS_ROLE_COMM ? comm_taint(c, st, n->kids[i])
                                               : ls_expr_taint(c->p, st, n->kids[i]);
-    if (o && ro == LS_ROLE_COUNTS && ls_counts_filled(c->p, c->f, k, n, n->kids[i]))
+    if (o && ro == LS_ROLE_COUNTS &&
+        (ls_counts_filled(c->p, c->f, k, n, n->kids[i]) || ls_counts_guarded(c->p, c->f, k, n->kids[i])))
       o = NULL;
     int ci = -1; /* a value the same on every rank of the call's communicator */
     for (int j = 0; o && ro != LS_ROLE_COMM && ro != LS_ROLE_COUNTS && j < r->nargs && (unsigned)j < n->nkids; j++)
