@@ -278,13 +278,20 @@ const ls_origin *ls_expr_taint(ls_program *p, const uint64_t *st, ls_node *n);
 const ls_origin *ls_content_taint(ls_program *p, const uint64_t *st, ls_node *n);
 /* 1 when the counts array arg of collective call (in block at of f) holds the same numbers on
  * every rank whatever its fact says: f has just filled one per member of the call's
- * communicator with a uniform value, on every way to the call (taint.c says when). */
+ * communicator with a uniform value, on every way to the call (counts.c says when). */
 int ls_counts_filled(ls_program *p, ls_func *f, const ls_block *at, ls_node *call, ls_node *arg);
 /* 1 when the counts array arg (a local) read in block at of f holds the same numbers on every
  * rank although writes under a rank-dependent condition filled it: at runs only where a
  * parameter f never writes has one value, and with it the condition holds on every rank
- * (`if (all || rank == root)` ... `if (all) MPI_Allgatherv(...)`; taint.c says when). */
+ * (`if (all || rank == root)` ... `if (all) MPI_Allgatherv(...)`; counts.c says when). */
 int ls_counts_guarded(ls_program *p, ls_func *f, const ls_block *at, ls_node *arg);
+/* taint.c's pieces that counts.c reads too: the rules source a call's value matches; the
+ * blocks whose running depends on k's way (visit returns 0 at a block it saw); whether n
+ * takes v's address; whether a rules function's receive buffer is alike on every rank. */
+const ls_rule_src *ls_value_source(ls_program *p, ls_node *call);
+void ls_ctl_region(const ls_func *f, ls_block *k, int (*visit)(ls_block *, void *), void *ctx);
+int ls_addr_taken(const ls_node *n, const ls_entity *v);
+int ls_delivers_alike(const ls_rule_fn *rule);
 /* The flow-sensitive pass over one function's locals: bit fsidx-1 of a state says whether
  * a candidate local holds a rank value there. ls_taint_run runs it (full) inside its fixpoint.
  * The checks' view of a function (after ls_taint_run) is the same pass, narrower as it always
