@@ -454,8 +454,10 @@ static int guard_eval(struct guard *g, ls_node *n) {
   if (!names_loc(g, n))
     return ls_expr_taint(g->p, NULL, n) != NULL;
   switch (n->kind) {
-  case CXCursor_DeclRefExpr:
-    return (int)(g->rank >> guard_loc(g, n->ent) & 1);
+  case CXCursor_DeclRefExpr: {
+    int i = guard_loc(g, n->ent);
+    return i >= 0 && (g->rank >> i & 1);
+  }
   case CXCursor_ArraySubscriptExpr:
   case CXCursor_UnaryOperator: {
     if (n->kind == CXCursor_UnaryOperator && n->op == CXUnaryOperator_AddrOf)

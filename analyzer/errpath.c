@@ -500,7 +500,7 @@ void ls_errpath_globals(ls_check_ctx *c, const ls_vec *funcs) {
       continue;
     c->f = f;
     ls_errpath_analyze(c);
-    if ((size_t)f->nblocks > cap) {
+    if (!always || (size_t)f->nblocks > cap) {
       free(always);
       cap = (size_t)f->nblocks;
       always = malloc(cap);
