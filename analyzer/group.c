@@ -299,7 +299,7 @@ static int esp_setup(ls_func *f, struct esp *e) {
  * them it is the entry's again. Such loops count as 0 in the walk (gskip, their group
  * calls) when every path from a closing loop reaches a reopening one over the unchanged
  * count before the function ends, and no reopening one runs without a closing one first. */
-static _Thread_local struct { ls_node **v; int n; } gskip;
+static _Thread_local struct { const ls_node *v[32]; int n; } gskip; /* at most 32 loops */
 
 static int gdelta(const ls_node *n) {
   for (int i = 0; i < gskip.n; i++)
@@ -615,8 +615,6 @@ static void counter_loops(ls_check_ctx *c, ls_func *f) {
     ok = !reaches(f, stk, 1, op, nop, cl, ncl, NULL, seen);
   }
   if (ok) {
-    if (!gskip.v && !(gskip.v = malloc(32 * sizeof *gskip.v)))
-      abort(); /* nl <= 32, kept for the thread's next function */
     for (int i = 0; i < nl; i++)
       gskip.v[gskip.n++] = lp[i].call;
   }
