@@ -921,3 +921,13 @@ void ls_cfg_dump_order(const ls_func *f, FILE *out) {
   free(num);
   free(order);
 }
+
+/* Is x n or inside n? */
+int ls_node_contains(const ls_node *n, const ls_node *x) {
+  if (n == x)
+    return 1;
+  for (unsigned i = 0; n && i < n->nkids; i++)
+    if (ls_node_contains(n->kids[i], x))
+      return 1;
+  return 0;
+}

@@ -222,15 +222,6 @@ static int has_try(const ls_node *n) {
   return 0;
 }
 
-static int contains(const ls_node *n, const ls_node *x) {
-  if (n == x)
-    return 1;
-  for (unsigned i = 0; n && i < n->nkids; i++)
-    if (contains(n->kids[i], x))
-      return 1;
-  return 0;
-}
-
 int ls_counts_filled(ls_program *p, ls_func *f, const ls_block *at, ls_node *call, ls_node *arg) {
   ls_node *a = ls_strip_casts(arg);
   int level = 0;
@@ -321,7 +312,7 @@ int ls_counts_filled(ls_program *p, ls_func *f, const ls_block *at, ls_node *cal
         continue;
       int upto = q->nitems;
       if (q == at && !again)
-        for (upto = 0; upto < q->nitems && !contains(q->items[upto], call); upto++)
+        for (upto = 0; upto < q->nitems && !ls_node_contains(q->items[upto], call); upto++)
           ;
       for (int j = 0; j < upto && clean; j++)
         clean = !item_writes(q->items[j], t, shared, call, NULL);

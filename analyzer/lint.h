@@ -268,6 +268,9 @@ void ls_cfg_dump(const ls_func *f, FILE *out);
  * ("B0 B1 B2 EXIT VEXIT"), for tests. */
 void ls_cfg_dump_order(const ls_func *f, FILE *out);
 
+/* 1 when x is n or one of its descendants (cfg.c) */
+int ls_node_contains(const ls_node *n, const ls_node *x);
+
 /* ---- taint (taint.c): rank dependence, a whole-program fixpoint over all functions ---- */
 void ls_taint_run(ls_program *p);
 /* The origin of n's rank dependence, NULL when n is uniform. st: a state of the flow-sensitive

@@ -415,22 +415,13 @@ static int of_color(ls_program *p, ls_func *f, ls_node *cond, ls_node *color) {
   return !strcmp(kc, kp) || !strcmp(kc, kn);
 }
 
-static int contains(const ls_node *n, const ls_node *x) {
-  if (n == x)
-    return 1;
-  for (unsigned i = 0; n && i < n->nkids; i++)
-    if (contains(n->kids[i], x))
-      return 1;
-  return 0;
-}
-
 static ls_block *block_of(ls_func *f, const ls_node *x, int cond) {
   for (int b = 0; b < f->nblocks; b++) {
     ls_block *k = f->blocks[b];
     if (cond ? k->cond == x : 0)
       return k;
     for (int i = 0; !cond && i < k->nitems; i++)
-      if (contains(k->items[i], x))
+      if (ls_node_contains(k->items[i], x))
         return k;
   }
   return NULL;
@@ -725,7 +716,7 @@ static int stable(ls_func *f, ls_node *n) {
 
 static int item_of(const ls_block *k, const ls_node *x) {
   for (int i = 0; i < k->nitems; i++)
-    if (contains(k->items[i], x))
+    if (ls_node_contains(k->items[i], x))
       return i;
   return -1;
 }

@@ -41,17 +41,8 @@ if(LOCKSTEP_ANALYZER AND TARGET lockstep)
   # run as an incomplete analysis, while errors that are warnings by name stay errors
   # a function with an error inside its body is not checked, and the run says which; the
   # others keep their findings (--verify: exactly intact's), in text, JSON and the summary
-  set(_mpi_inc)
-  find_program(_an_mpicc mpicc)
-  if(_an_mpicc)
-    execute_process(COMMAND ${_an_mpicc} --showme:incdirs OUTPUT_VARIABLE _an_out
-                    OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET RESULT_VARIABLE _an_rc)
-    if(_an_rc EQUAL 0)
-      separate_arguments(_an_dirs UNIX_COMMAND "${_an_out}")
-      foreach(_d ${_an_dirs})
-        list(APPEND _mpi_inc -I${_d})
-      endforeach()
-    endif()
+  if(LS_MPICC)
+    set(_mpi_inc ${LS_MPI_INCLUDE_FLAGS})
     lint_test(parse_error_skip_verify 0 "verified [(]1 expected warning[)]"
               --verify --allow-errors ${_in}/parse_error_function.c -- ${_mpi_inc})
     lint_test(parse_error_skip_said 1 "1 function not checked, an error is inside it: broken [(].*parse_error_function\\.c:6[)]"

@@ -5,18 +5,7 @@
 # malformed `nonblocking` key.
 if(LOCKSTEP_ANALYZER AND TARGET lockstep)
   find_package(Python3 COMPONENTS Interpreter QUIET)
-  set(_nb_mpi_flags)
-  find_program(_nb_mpicc mpicc)
-  if(_nb_mpicc)
-    execute_process(COMMAND ${_nb_mpicc} --showme:incdirs OUTPUT_VARIABLE _nb_out
-                    OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET RESULT_VARIABLE _nb_rc)
-    if(_nb_rc EQUAL 0)
-      separate_arguments(_nb_dirs UNIX_COMMAND "${_nb_out}")
-      foreach(_d ${_nb_dirs})
-        list(APPEND _nb_mpi_flags -I${_d})
-      endforeach()
-    endif()
-  endif()
+  set(_nb_mpi_flags ${LS_MPI_INCLUDE_FLAGS})
   if(Python3_Interpreter_FOUND)
     ls_test(nonblocking.lint TIMEOUT 180 LABELS analyzer nonblocking
              COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/nonblocking/check_nonblocking.py

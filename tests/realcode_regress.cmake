@@ -4,20 +4,10 @@
 # the correct real-world patterns stay quiet. Crash or hang reductions go here as well.
 
 if(LOCKSTEP_ANALYZER AND TARGET lockstep)
-  # Same include folders the fixtures use; looked up here so this fragment stands alone.
+  # the include folders the fixtures use (mpi.h: tests/CMakeLists.txt)
   set(_rc_flags -I${LOCKSTEP_CUDA_INCLUDE_DIR})
-  find_program(_rc_mpicc mpicc)
   find_program(_rc_mpicxx mpicxx)
-  if(_rc_mpicc)
-    execute_process(COMMAND ${_rc_mpicc} --showme:incdirs OUTPUT_VARIABLE _rc_out
-                    OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET RESULT_VARIABLE _rc_rc)
-    if(_rc_rc EQUAL 0)
-      separate_arguments(_rc_dirs UNIX_COMMAND "${_rc_out}")
-      foreach(_d ${_rc_dirs})
-        list(APPEND _rc_flags -I${_d})
-      endforeach()
-    endif()
-  endif()
+  list(APPEND _rc_flags ${LS_MPI_INCLUDE_FLAGS})
 
   file(GLOB _rc_inputs CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/tests/realcode/*.c
        ${PROJECT_SOURCE_DIR}/tests/realcode/*.cpp)
@@ -31,7 +21,7 @@ if(LOCKSTEP_ANALYZER AND TARGET lockstep)
     ls_test(realcode.verify.${_case} TIMEOUT 60 LABELS realcode lint
             COMMAND $<TARGET_FILE:lockstep> lint --verify ${_in} -- ${_std} ${_rc_flags})
     # each reduction stays a real program: the MPI wrapper compiler accepts it
-    set(_cc ${_rc_mpicc})
+    set(_cc ${LS_MPICC})
     if(_name MATCHES "\\.cpp$")
       set(_cc ${_rc_mpicxx})
     endif()
